@@ -1,0 +1,168 @@
+"""The standalone command: `flake8-torchdevice check|rules|explain`.
+
+Output and `# noqa` handling match flake8's defaults, so editors and CI parse it the
+same way. Exit status: 0 nothing found, 1 findings (or files that could not be
+linted), 2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import sys
+import tokenize
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from .config import GUARD_NAMES_HELP, GUARD_NAMES_OPTION, PARAM_DEFAULTS_HELP, PARAM_DEFAULTS_OPTION
+from .config import is_true, read_flake8_section, split_list
+from .engine import Finding, Options, SourceError, lint_source
+from .rules import ALL_RULES, RULES_BY_CODE, select_codes
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# The same directories flake8 skips by default.
+EXCLUDED_DIRS = {".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs"}
+# flake8's noqa syntax: `# noqa`, `# noqa: TDV101`, `# NOQA:TDV101,TDV102`.
+NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.I)
+CODE_RE = re.compile(r"[A-Z][0-9]+", re.I)
+
+
+def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
+    for path in paths:
+        if path == "-" or not os.path.isdir(path):
+            yield path
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS and not d.endswith(".egg"))
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    yield os.path.join(root, name)
+
+
+def read_source(path: str) -> str:
+    """Decode like Python does: PEP 263 coding line, BOM, UTF-8 by default."""
+    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def is_suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    if not 1 <= finding.line <= len(lines):
+        return False
+    match = NOQA_RE.search(lines[finding.line - 1])
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return any(finding.code.upper().startswith(code.upper()) for code in CODE_RE.findall(codes))
+
+
+def lint_path(path: str, options: Options) -> Tuple[List[Finding], Optional[str]]:
+    """Findings for one file, or a one-line reason why it was skipped."""
+    try:
+        source = read_source(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return [], f"cannot read: {type(error).__name__}: {error}"
+    try:
+        findings = lint_source(source, path, options)
+    except SourceError as error:
+        if error.reason.startswith("SyntaxError"):
+            return [Finding(error.line or 1, error.col, "E999", error.reason)], None
+        return [], error.reason
+    lines = source.splitlines()
+    return [f for f in findings if not is_suppressed(f, lines)], None
+
+
+def _options_from(args: argparse.Namespace) -> Options:
+    config = read_flake8_section()
+    tdv_only = lambda values: [v for v in values if v.upper().startswith("TDV")]  # noqa: E731
+    select = split_list(args.select) or tdv_only(split_list(config.get("select")))
+    ignore = split_list(args.ignore) + tdv_only(split_list(config.get("ignore")) + split_list(config.get("extend-ignore")))
+    extend = split_list(args.extend_select) + tdv_only(split_list(config.get("extend-select")))
+    guard_names = split_list(args.guard_names) + split_list(config.get(GUARD_NAMES_OPTION))
+    return Options(
+        enabled=select_codes(select, ignore, extend),
+        guard_names=tuple(guard_names),
+        check_param_defaults=args.check_param_defaults or is_true(config.get(PARAM_DEFAULTS_OPTION)),
+    )
+
+
+def command_check(args: argparse.Namespace) -> int:
+    options = _options_from(args)
+    status = EXIT_CLEAN
+    for path in iter_python_files(args.paths):
+        shown = "stdin" if path == "-" else path
+        try:
+            findings, skipped = lint_path(path, options)
+        except Exception as error:
+            print(f"{shown}: internal error: {type(error).__name__}: {error}; "
+                  "please report this bug with the file attached", file=sys.stderr)
+            return EXIT_ERROR
+        if skipped is not None:
+            print(f"{shown}: skipped: {skipped}", file=sys.stderr)
+            status = max(status, EXIT_FINDINGS)
+        for finding in findings:
+            print(f"{shown}:{finding.line}:{finding.col + 1}: {finding.text}")
+            status = max(status, EXIT_FINDINGS)
+    return status
+
+
+def command_rules(args: argparse.Namespace) -> int:
+    from .docs import summary
+
+    for rule in ALL_RULES:
+        default = "" if rule.default_enabled else "  (off by default)"
+        print(f"{rule.code}  {rule.name:28} {summary(rule)}{default}")
+    return EXIT_CLEAN
+
+
+def command_explain(args: argparse.Namespace) -> int:
+    rule = RULES_BY_CODE.get(args.code.upper())
+    if rule is None:
+        print(f"unknown code {args.code}; `flake8-torchdevice rules` lists them", file=sys.stderr)
+        return EXIT_ERROR
+    from .docs import rule_page
+
+    print(rule_page(rule))
+    return EXIT_CLEAN
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flake8-torchdevice", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="lint files and folders (- reads stdin)")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--select", default="", help="comma-separated codes or prefixes to report")
+    check.add_argument("--ignore", default="", help="comma-separated codes or prefixes not to report")
+    check.add_argument("--extend-select", default="", help="add codes, e.g. TDV9 for the opinionated rules")
+    check.add_argument("--guard-names", default="", help=GUARD_NAMES_HELP)
+    check.add_argument("--check-param-defaults", action="store_true", help=PARAM_DEFAULTS_HELP)
+    check.set_defaults(handler=command_check)
+    commands.add_parser("rules", help="list every code").set_defaults(handler=command_rules)
+    explain = commands.add_parser("explain", help="print a rule's documentation")
+    explain.add_argument("code")
+    explain.set_defaults(handler=command_explain)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_CLEAN if exit_.code == 0 else EXIT_ERROR
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+__all__ = ["main", "lint_path", "PARAM_DEFAULTS_OPTION", "GUARD_NAMES_OPTION"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Source text -> findings. The flake8 plugin, the CLI and the harness all call
+`lint_source`; nothing else parses or walks code.
+
+Speed matters because every file flake8 lints pays for us. libcst is exact but slow
+to parse, so the fast path parses only what can hold a finding:
+
+1. a file whose text matches no rule's trigger pattern is not parsed at all;
+2. otherwise, every function (at module level or in a class) whose own text matches
+   no trigger is replaced by `pass` on its first line and blank lines after it, so
+   line and column numbers of everything kept stay the same;
+3. `__init__` methods are always kept: rules read them to learn about their class.
+
+`fast=False` parses the whole file; the results are the same (tests check it).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from .rules import ALL_RULES, DEFAULT_CODES
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    line: int  # 1-based
+    col: int  # 0-based, as flake8 plugins yield it
+    code: str
+    message: str  # without the code
+
+    @property
+    def text(self) -> str:
+        return f"{self.code} {self.message}"
+
+
+@dataclass(frozen=True)
+class Options:
+    enabled: FrozenSet[str] = DEFAULT_CODES
+    # Extra names (flags, decorators) that mean "CUDA is present here".
+    guard_names: Tuple[str, ...] = ()
+    # TDV102 also reports `def f(device="cuda")` parameter defaults.
+    check_param_defaults: bool = False
+
+
+DEFAULT_OPTIONS = Options()
+
+
+class SourceError(Exception):
+    """The file cannot be analysed; `line` is 1-based or 0 when unknown."""
+
+    def __init__(self, reason: str, line: int = 0, col: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.col = col
+
+
+def _trigger_pattern(rules: Sequence[type], extra_names: Iterable[str] = ()) -> "re.Pattern[str]":
+    parts = [rule.triggers for rule in rules]
+    parts += [rf"\b{re.escape(name)}\b" for name in extra_names]
+    return re.compile("|".join(parts))
+
+
+_TRIGGERS_BY_CODES: dict = {}
+
+
+def _triggers_for(codes: FrozenSet[str]) -> "re.Pattern[str]":
+    pattern = _TRIGGERS_BY_CODES.get(codes)
+    if pattern is None:
+        pattern = _trigger_pattern([r for r in ALL_RULES if r.code in codes])
+        _TRIGGERS_BY_CODES[codes] = pattern
+    return pattern
+
+
+def _import_aliases(tree: ast.Module, pattern: "re.Pattern[str]") -> List[str]:
+    """Local names that stand for a trigger: `from torch.nn import DataParallel as DP`."""
+    aliases = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.asname and pattern.search(alias.name.rsplit(".", 1)[-1]):
+                    aliases.append(alias.asname)
+    return aliases
+
+
+def _stub_unmatched_functions(lines: List[str], tree: ast.Module, pattern: "re.Pattern[str]") -> Optional[str]:
+    """The source with trigger-free functions stubbed out; None when nothing is left."""
+    sparse = list(lines)
+    kept_any = False
+
+    def visit(body: Sequence[ast.stmt]) -> None:
+        nonlocal kept_any
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body)
+                continue
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+            last = node.end_lineno or node.lineno
+            if node.name == "__init__" or pattern.search("".join(lines[first:last])):
+                kept_any = True
+                continue
+            head = lines[first]
+            indent = head[: len(head) - len(head.lstrip())]
+            sparse[first] = indent + "pass" + _line_ending(head)
+            for index in range(first + 1, last):
+                sparse[index] = _line_ending(lines[index]) or "\n"
+
+    visit(tree.body)
+    if not kept_any:
+        # Only module-level code (and class bodies) can still match.
+        outside = "".join(line for line, new in zip(lines, sparse) if line is new)
+        if not pattern.search(outside):
+            return None
+    return "".join(sparse)
+
+
+def _line_ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")):]
+
+
+def lint_source(
+    source: str,
+    filename: str = "<unknown>",
+    options: Options = DEFAULT_OPTIONS,
+    tree: Optional[ast.Module] = None,
+    fast: bool = True,
+) -> List[Finding]:
+    """All findings for one file's text, sorted by position.
+
+    Raises SourceError when the text is not valid Python or libcst cannot parse it.
+    """
+    rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
+    if not rules:
+        return []
+    pattern = _triggers_for(frozenset(rule.code for rule in rules))
+    if fast and not pattern.search(source):
+        return []
+    if tree is None:
+        try:
+            tree = ast.parse(source, filename)
+        except SyntaxError as error:
+            raise SourceError(f"SyntaxError: {error.msg}", error.lineno or 0, (error.offset or 1) - 1) from None
+        except (ValueError, RecursionError, MemoryError) as error:
+            raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from None
+    text: Optional[str] = source
+    if fast:
+        aliases = _import_aliases(tree, pattern)
+        if aliases:
+            pattern = _trigger_pattern(rules, aliases)
+        text = _stub_unmatched_functions(source.splitlines(keepends=True), tree, pattern)
+        if text is None:
+            return []
+    return _analyse(text, rules, options)
+
+
+def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding]:
+    import libcst as cst  # imported lazily: most files never get here
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from .analysis import Analyzer
+
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise SourceError(f"libcst cannot parse this file: {error.message}", error.raw_line, error.raw_column) from None
+    except (RecursionError, MemoryError) as error:
+        raise SourceError(f"libcst cannot parse this file: {type(error).__name__}") from None
+    raw: list = []
+    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names)
+    try:
+        module.visit(analyzer)
+    except RecursionError:
+        raise SourceError("code nested too deeply to analyse") from None
+    if not raw:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings = set()
+    for node, code, message in raw:
+        start = positions[node].start
+        findings.add(Finding(start.line, start.column, code, message))
+    return sorted(findings)

@@ -1,0 +1,46 @@
+"""The rule catalog: one module per family, every rule registered here."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Type
+
+from .base import Rule
+from .cuda import CudaCall, CudaLiteral
+from .serialization import LoadWithoutMapLocation
+from .tensors import FactoryWithoutDevice
+from .wrappers import WrapBeforeMove
+
+ALL_RULES: List[Type[Rule]] = [
+    CudaCall,
+    CudaLiteral,
+    FactoryWithoutDevice,
+    LoadWithoutMapLocation,
+    WrapBeforeMove,
+]
+RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+DEFAULT_CODES = frozenset(rule.code for rule in ALL_RULES if rule.default_enabled)
+
+
+def _matches(code: str, prefixes: Iterable[str]) -> int:
+    """Length of the longest prefix of `prefixes` that `code` starts with (0: none)."""
+    return max((len(p) for p in prefixes if code.startswith(p)), default=0)
+
+
+def select_codes(select: Iterable[str] = (), ignore: Iterable[str] = (),
+                 extend_select: Iterable[str] = ()) -> frozenset:
+    """Enabled codes for flake8-style `--select`/`--ignore`/`--extend-select` prefixes.
+
+    As in flake8, the longer (more specific) matching prefix wins.
+    """
+    select = [s.strip().upper() for s in select if s.strip()]
+    ignore = [s.strip().upper() for s in ignore if s.strip()]
+    extend_select = [s.strip().upper() for s in extend_select if s.strip()]
+    enabled = set()
+    for code, rule in RULES_BY_CODE.items():
+        if select:
+            chosen = _matches(code, select + extend_select)
+        else:
+            chosen = _matches(code, extend_select) or (len("TDV") if rule.default_enabled else 0)
+        if chosen > _matches(code, ignore):
+            enabled.add(code)
+    return frozenset(enabled)

@@ -1,0 +1,402 @@
+"""Family 2: tensors that end up on a different device from the rest of the model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from ..analysis import (
+    dotted_name,
+    has_star_kwargs,
+    is_cuda_literal,
+    is_device_move,
+    is_device_name,
+    is_static_or_class_method,
+    keyword,
+    last_identifier,
+    method_call,
+    number_value,
+    parameter_names,
+    positional_args,
+)
+from .base import Rule
+
+FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+             "linspace", "logspace", "eye", "tensor", "as_tensor")
+FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
+# Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
+NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
+
+# Methods that move a tensor (or say explicitly where it lives).
+MOVERS = {"to", "cuda", "type_as", "cpu", "pin_memory"}
+# Methods and attributes that turn a tensor into plain Python data (device no longer matters).
+TO_PYTHON = {"item", "tolist", "numpy", "numel", "dim", "size", "shape", "dtype", "ndim", "__len__",
+             "nelement", "element_size", "stride", "is_cuda", "device", "data_ptr"}
+# Calls that take a CPU tensor on purpose: registration, or conversion to Python.
+NEUTRAL_CALLEES = {"register_buffer", "Parameter", "Buffer", "int", "float", "bool", "len", "list",
+                   "tuple", "str", "print", "range", "enumerate", "isinstance", "repr", "format",
+                   "manual_seed", "set_rng_state", "Generator", "sorted", "max", "min", "sum", "zip",
+                   "append", "extend", "warn", "info", "debug", "setattr", "assert_close", "allclose"}
+
+_LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|sampl", re.I)
+_LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
+_INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+
+# Where a factory's value is used, seen from the factory outwards.
+MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
+
+
+@dataclass
+class _Frame:
+    """One function being walked (or the module)."""
+
+    node: cst.CSTNode
+    strict: bool  # device-sensitive code: any use that mixes devices is reported
+    method_name: Optional[str] = None
+    # name -> (factory call, the Assign that bound it): a CPU tensor not used yet
+    pending: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
+    device_tensors: Set[str] = field(default_factory=set)  # names of tensors moved to a device
+    device_names: List[str] = field(default_factory=list)  # device-aware values in scope
+    params: List[str] = field(default_factory=list)
+    tensor_params: Set[str] = field(default_factory=set)  # parameters that may hold tensors
+
+
+@dataclass
+class _ClassFrame:
+    node: cst.ClassDef
+    init_refs: Set[str] = field(default_factory=set)  # self.<name> used in __init__
+    findings: List[Tuple[str, cst.Call, str]] = field(default_factory=list)
+
+
+class FactoryWithoutDevice(Rule):
+    """A tensor factory without `device=` in device-sensitive code."""
+
+    code = "TDV201"
+    name = "factory-without-device"
+    message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
+    triggers = r"\b(?:" + "|".join(FACTORIES) + r")\b"
+
+    VALID = [
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x + torch.zeros(3, device=x.device)\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x[torch.arange(x.shape[0])]\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        mask = torch.ones(x.shape[0])\n        mask = mask.to(x.device)\n        return x * mask\n",
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('scale', torch.ones(3))\n",
+        "import torch\nclass D(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        return torch.zeros(3)\n",
+    ]
+    INVALID = [
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x + torch.zeros(3)  # expect: TDV201\n",
+        "import torch\ndef loss_fn(pred, target):\n    weight = torch.ones(pred.shape[1])  # expect: TDV201\n"
+        "    return (weight * (pred - target) ** 2).mean()\n",
+    ]
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._frames: List[_Frame] = []
+        self._classes: List[_ClassFrame] = []
+
+    # ------------------------------------------------------------ frames
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._frames.append(_Frame(node, strict=False))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(_ClassFrame(node))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        frame = self._classes.pop()
+        for method_name, call, message in frame.findings:
+            # Methods that __init__ uses run before the module is moved: CPU is right there.
+            if method_name not in frame.init_refs:
+                self.report(call, message)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        info = self.ctx.current_class if self.ctx.scope.kind == "class" else None
+        strict = False
+        method_name = None
+        if info is not None and name != "__init__" and not is_static_or_class_method(node):
+            if info.is_module and not _INIT_TIME_RE.search(name):
+                strict, method_name = True, name
+            elif _LOSS_CLASS_RE.search(info.node.name.value) and not _INIT_TIME_RE.search(name):
+                strict = True
+        elif info is None and _LOSS_FUNCTION_RE.search(name) and node.params.params:
+            strict = True
+        frame = _Frame(node, strict=strict, method_name=method_name, params=parameter_names(node))
+        frame.device_names = [p for p in frame.params if is_device_name(p)]
+        frame.tensor_params = {p for p in _maybe_tensor_params(node) if p not in frame.device_names}
+        self._frames.append(frame)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._frames.pop()
+
+    @property
+    def _frame(self) -> _Frame:
+        return self._frames[-1]
+
+    # ------------------------------------------------------------ events
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # Remember which methods __init__ uses (`self._init_weights`, `self.apply(self._init)`).
+        if (self._classes and len(self._frames) > 1 and isinstance(self._frame.node, cst.FunctionDef)
+                and self._frame.node.name.value == "__init__" and isinstance(node.value, cst.Name)
+                and node.value.value == "self"):
+            self._classes[-1].init_refs.add(node.attr.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
+        if factory is None or self._has_device(node) or self._is_scalar(factory, node):
+            return
+        self._follow(node, node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        pending = self._frame.pending.get(node.value)
+        if pending is None or not self._is_load(node):
+            return
+        self._follow(node, pending[0])
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
+                pairs = zip(target.target.elements, node.value.elements)  # x, y = x.to(d), y.to(d)
+                for name_element, value_element in pairs:
+                    self._bind(name_element.value, value_element.value, node)
+            else:
+                self._bind(target.target, node.value, node)
+
+    def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
+        if not isinstance(target, cst.Name):
+            return
+        frame, name = self._frame, target.value
+        entry = frame.pending.get(name)
+        if entry is not None and entry[1] is not statement:
+            del frame.pending[name]  # rebound to something else: forget the old tensor
+        if self._is_device_tensor(value):
+            frame.device_tensors.add(name)
+        else:
+            frame.device_tensors.discard(name)
+        if self._is_device_value(value) and not is_device_move(value):
+            frame.device_names.append(name)
+
+    # ------------------------------------------------------------ the factory's fate
+
+    def _follow(self, expr: cst.CSTNode, factory: cst.Call) -> None:
+        """Decide what happens to a CPU tensor made by `factory` from where `expr` is used."""
+        fate, assigned = self._fate(expr)
+        frame = self._frame
+        if fate in (BAD, MOVED) and isinstance(expr, cst.Name):
+            frame.pending.pop(expr.value, None)
+        if fate == BAD:
+            self._report(factory)
+        elif assigned is not None:
+            frame.pending[assigned[0]] = (factory, assigned[1])
+
+    def _fate(self, expr: cst.CSTNode) -> Tuple[str, Optional[Tuple[str, cst.CSTNode]]]:
+        """Walk up from `expr` through the expressions that keep its device
+        (`.view()`, `* 2`, `[...]`) to the first place that decides."""
+        strict = self._frame.strict
+        child = expr
+        depth = 1
+        while True:
+            parent = self.ctx.parent(depth)
+            if parent is None:
+                return NEUTRAL, None
+            if isinstance(parent, cst.Attribute):
+                if parent.value is not child:
+                    return NEUTRAL, None
+                call = self.ctx.parent(depth + 1)
+                name = parent.attr.value
+                if name in MOVERS and isinstance(call, cst.Call) and call.func is parent:
+                    return MOVED, None
+                if name in TO_PYTHON:
+                    return NEUTRAL, None
+                if isinstance(call, cst.Call) and call.func is parent:
+                    if name.endswith("_") and not name.startswith("_"):
+                        return NEUTRAL, None  # in-place fill: the tensor is used later, or not
+                    child, depth = call, depth + 2  # x.view(...), x.float(), ...: same device
+                    continue
+                child, depth = parent, depth + 1  # x.T, x.mT
+                continue
+            if isinstance(parent, (cst.Index, cst.Slice, cst.SubscriptElement)):
+                return NEUTRAL, None  # indexing with a CPU index tensor is allowed
+            if isinstance(parent, cst.Subscript):
+                child, depth = parent, depth + 1  # torch.arange(n)[None]: still this tensor
+                continue
+            if isinstance(parent, (cst.UnaryOperation, cst.IfExp)):
+                if isinstance(parent, cst.IfExp) and parent.test is child:
+                    return NEUTRAL, None
+                child, depth = parent, depth + 1
+                continue
+            if isinstance(parent, cst.BinaryOperation):
+                other = parent.right if parent.left is child else parent.left
+                if self._is_tensor_operand(other):
+                    return BAD, None
+                child, depth = parent, depth + 1  # arithmetic with numbers or unknowns
+                continue
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+                child, depth = parent, depth + 1
+                continue
+            if isinstance(parent, (cst.If, cst.While, cst.Assert)):
+                return NEUTRAL, None  # control flow only reads the value
+            if isinstance(parent, cst.Arg):
+                call = self.ctx.parent(depth + 1)
+                if not isinstance(call, cst.Call) or call.func is child:
+                    return NEUTRAL, None
+                fate = self._fate_as_argument(call, parent)
+                if fate is not None:
+                    return fate, None
+                child, depth = call, depth + 2  # torch.cat([...]): a tensor derived from this one
+                continue
+            if isinstance(parent, cst.Element):
+                container = self.ctx.parent(depth + 1)
+                if (not strict and isinstance(container, (cst.List, cst.Tuple))
+                        and any(self._is_device_tensor(e.value) for e in container.elements)):
+                    return BAD, None
+                child, depth = container, depth + 2
+                continue
+            if isinstance(parent, (cst.List, cst.Tuple)):
+                child, depth = parent, depth + 1
+                continue
+            if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+                targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
+                           else [parent.target])
+                if child is not parent.value or len(targets) != 1 or not isinstance(targets[0], cst.Name):
+                    return NEUTRAL, None  # self.x = ... is TDV202's; tuples and subscripts: unsure
+                return NEUTRAL, (targets[0].value, parent)
+            if isinstance(parent, cst.AugAssign):
+                return (BAD if strict and child is parent.value else NEUTRAL), None
+            if isinstance(parent, (cst.Return, cst.Yield)):
+                return (BAD if strict else NEUTRAL), None
+            return NEUTRAL, None
+
+    def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
+        """The fate of a tensor passed to `call`; None when the call returns a tensor
+        derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
+        callee = last_identifier(call.func) or ""
+        if callee in NEUTRAL_CALLEES or callee in FACTORIES:
+            return NEUTRAL
+        if method_call(call, *MOVERS) is not None:
+            return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype
+        if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
+            return NEUTRAL
+        others = [a.value for a in call.args if a is not arg]
+        if isinstance(call.func, cst.Attribute):
+            others.append(call.func.value)
+        for other in others:
+            elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
+            if any(self._is_tensor_operand(getattr(e, "value", e)) for e in elements):
+                return BAD
+        if (self.ctx.resolve(call.func) or "").startswith("torch."):
+            return None
+        return BAD if self._frame.strict else NEUTRAL
+
+    # ------------------------------------------------------------ value kinds
+
+    def _has_device(self, call: cst.Call) -> bool:
+        return keyword(call, "device") is not None or has_star_kwargs(call)
+
+    @staticmethod
+    def _is_scalar(factory: str, call: cst.Call) -> bool:
+        """`torch.tensor(0.5)`: a 0-dim CPU tensor mixes with tensors on any device."""
+        if factory not in ("tensor", "as_tensor"):
+            return False
+        args = positional_args(call)
+        if not args:
+            return False
+        value = args[0].value
+        if number_value(value) is not None or isinstance(value, cst.Name) and value.value in ("True", "False"):
+            return True
+        return isinstance(value, cst.Call) and last_identifier(value.func) in ("float", "int", "bool")
+
+    def _is_device_value(self, node: cst.CSTNode) -> bool:
+        """A device chosen at run time: `x.device`, `device`, `torch.device(name)`."""
+        if isinstance(node, cst.Attribute) and node.attr.value == "device":
+            return True
+        identifier = last_identifier(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if identifier is not None and is_device_name(identifier):
+            return True
+        if isinstance(node, cst.Call) and self.ctx.resolve(node.func) == "torch.device":
+            return bool(node.args) and not is_cuda_literal(node.args[0].value)
+        return False
+
+    def _is_device_tensor(self, node: cst.CSTNode) -> bool:
+        """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
+        `torch.zeros(n, device=device)`, or a local name bound to one."""
+        if isinstance(node, cst.Name):
+            return node.value in self._frame.device_tensors
+        if is_device_move(node):
+            receiver = method_call(node, "to", "cuda")
+            return not (isinstance(receiver, cst.Name) and receiver.value in ("self", "model"))
+        if isinstance(node, cst.Call) and FACTORY_NAMES.get(self.ctx.resolve(node.func) or ""):
+            device = keyword(node, "device")
+            return device is not None and (self._is_device_value(device.value) or is_cuda_literal(device.value))
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_device_tensor(node.left) or self._is_device_tensor(node.right)
+        return False
+
+    def _is_tensor_operand(self, node: cst.CSTNode) -> bool:
+        """Known to be a tensor on the model's device: a device tensor anywhere, and in
+        device-sensitive code also a tensor parameter (`x` of `forward(self, x)`)."""
+        if self._is_device_tensor(node):
+            return True
+        return self._frame.strict and isinstance(node, cst.Name) and node.value in self._frame.tensor_params
+
+    def _is_load(self, node: cst.Name) -> bool:
+        parent = self.ctx.parent()
+        if isinstance(parent, (cst.Attribute, cst.Arg, cst.AugAssign, cst.AnnAssign)):
+            return parent.value is node
+        if isinstance(parent, (cst.For, cst.CompFor)):
+            return parent.iter is node
+        if isinstance(parent, cst.WithItem):
+            return parent.item is node
+        return not isinstance(parent, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef,
+                                       cst.ImportAlias, cst.AsName, cst.NameItem, cst.Decorator))
+
+    # ------------------------------------------------------------ reporting
+
+    def _report(self, call: cst.Call) -> None:
+        name = dotted_name(call.func) or "torch.factory"
+        message = self.message.format(call=name, remedy=self._remedy(FACTORY_NAMES.get(
+            self.ctx.resolve(call.func) or "", ""), call))
+        frame = self._frame
+        if frame.method_name is not None and self._classes:
+            self._classes[-1].findings.append((frame.method_name, call, message))
+        else:
+            self.report(call, message)
+
+    def _remedy(self, factory: str, call: cst.Call) -> str:
+        """Name a device-aware value that is in scope."""
+        frame = self._frame
+        if frame.device_names:
+            return f"pass device={frame.device_names[-1]}"
+        tensors = [p for p in frame.params if p not in ("self", "cls")]
+        if tensors:
+            twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
+            return f"pass device={tensors[0]}.device{twin}"
+        return "pass device=<tensor>.device of a tensor already on the right device"
+
+
+def _maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
+    """Parameters that may hold tensors: not self/cls, not annotated or defaulted as
+    plain Python numbers, strings or flags."""
+    names = []
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        name = param.name.value
+        if name in ("self", "cls"):
+            continue
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if annotation is not None and last_identifier(annotation) in ("int", "float", "bool", "str"):
+            continue
+        if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            continue
+        names.append(name)
+    return names

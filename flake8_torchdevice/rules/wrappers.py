@@ -1,0 +1,95 @@
+"""Family 4: multi-device wrappers that capture a module before it is on its device."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import libcst as cst
+
+from ..analysis import Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, move_target
+from .base import Rule
+
+DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                 "torch.nn.parallel.data_parallel.DataParallel"}
+DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
+               "torch.nn.parallel.distributed.DistributedDataParallel"}
+
+
+class WrapBeforeMove(Rule):
+    """`DataParallel` / `DistributedDataParallel` wrapping a module that is not on its device yet."""
+
+    code = "TDV401"
+    name = "wrap-before-move"
+    message = ("{name} wraps a module that is not on its device yet; move it first, "
+               "e.g. {short}(model.to(device){extra})")
+    triggers = r"\b(?:DataParallel|DistributedDataParallel)\b"
+
+    VALID = [
+        "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nddp = DDP(Net().to(rank), device_ids=[rank])\n",
+        "import torch\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\nmodel = model.to(device)\n",
+    ]
+    INVALID = [
+        "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model)  # expect: TDV401\nmodel.to(device)\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\nddp = DDP(model, device_ids=[rank])  # expect: TDV401\n",
+    ]
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        # Wraps whose argument came from outside the scope: reported only if that
+        # scope moves the same target later ("moved after the wrap").
+        self._waiting: Dict[int, List[Tuple[str, cst.Call, str]]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        target = move_target(node)
+        if target is not None:
+            self._on_move(target)
+            return
+        qualified = self.ctx.resolve(node.func)
+        if qualified not in DATA_PARALLEL and qualified not in DISTRIBUTED:
+            return
+        if self.ctx.guarded:
+            return
+        module = first_argument(node, "module")
+        if module is None or is_device_move(module):
+            return
+        distributed = qualified in DISTRIBUTED
+        # DDP without device_ids on a CPU module is plain CPU training: nothing to move.
+        gpu_intended = not distributed or any(
+            keyword(node, name) is not None for name in ("device_ids", "output_device"))
+        message = self._message(qualified, distributed)
+        scope = self.ctx.function_scope()
+        if isinstance(module, cst.Call):
+            # A module built in place, `DDP(Net())`, is on the CPU.
+            name = last_identifier(module.func) or ""
+            if name[:1].isupper() and gpu_intended:
+                self.report(node, message)
+            return
+        key = dotted_name(module)
+        if key is None or key in scope.moved:
+            return
+        if gpu_intended and self._built_here(key, scope):
+            self.report(node, message)
+        else:
+            self._waiting.setdefault(id(scope.node), []).append((key, node, message))
+
+    def _built_here(self, key: str, scope: Scope) -> bool:
+        """Was `key` made in this scope (not handed in, where the caller may have moved it)?"""
+        if "." not in key:
+            return key in scope.bindings and key not in scope.params
+        function = self.ctx.current_function
+        return key.startswith("self.") and function is not None and function.name.value == "__init__"
+
+    def _on_move(self, target: str) -> None:
+        waiting = self._waiting.get(id(self.ctx.function_scope().node))
+        if not waiting:
+            return
+        for entry in [w for w in waiting if w[0] == target]:
+            waiting.remove(entry)
+            self.report(entry[1], entry[2])
+
+    @staticmethod
+    def _message(qualified: str, distributed: bool) -> str:
+        short = qualified.rsplit(".", 1)[-1]
+        extra = ", device_ids=[rank]" if distributed else ""
+        return WrapBeforeMove.message.format(name=short, short=short, extra=extra)
