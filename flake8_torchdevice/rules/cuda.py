@@ -13,7 +13,67 @@ from .base import Rule
 
 
 class CudaCall(Rule):
-    """`x.cuda()` on a tensor or module outside a CUDA guard."""
+    """`x.cuda()` on a tensor or module outside a CUDA guard.
+
+    ## What it does
+    Reports every `.cuda(...)` method call (on a tensor, an `nn.Module` or anything
+    else) that is not inside a CUDA guard, i.e. code that can run on a machine
+    without CUDA.
+
+    ## Why is this bad
+    `.cuda()` always means a CUDA device. Where there is none (a laptop, a CPU-only
+    CI runner, Apple silicon, an Intel XPU) the call raises instead of running:
+    `AssertionError: Torch not compiled with CUDA enabled` with a CPU-only build of
+    PyTorch, or a `RuntimeError` such as `No CUDA GPUs are available` with a CUDA
+    build on a machine without a usable GPU. The code can then only be run, tested
+    and debugged on a CUDA machine.
+
+    ## Example
+    ```python
+    model = Net().cuda()
+    for batch in loader:
+        batch = batch.cuda(non_blocking=True)
+    ```
+
+    ## Use instead
+    Choose the device once, at run time, and move with `.to(device)`:
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    for batch in loader:
+        batch = batch.to(device, non_blocking=True)
+    ```
+
+    ## When it is not reported
+    Code under a CUDA guard only runs where CUDA exists. Guarded code is:
+    - the body of `if`, `elif` and `while`, and the true arm of `a if cond else b`,
+      whose test calls `torch.cuda.is_available()`, compares
+      `torch.cuda.device_count()` with a number, reads a flag whose name says CUDA
+      or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`), tests a
+      device (`device.type == "cuda"`, `str(device).startswith("cuda")`,
+      `x.is_cuda`, `device != "cpu"`), or `and`-combines one of these;
+    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`);
+    - the code after `if not torch.cuda.is_available():` that ends in `return`,
+      `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, and the code
+      after `assert torch.cuda.is_available()`;
+    - functions and classes decorated with
+      `unittest.skipIf(not torch.cuda.is_available(), ...)`,
+      `unittest.skipUnless(torch.cuda.is_available(), ...)`, the same
+      `pytest.mark.skipif(...)`, or a decorator whose name says CUDA or GPU
+      (`@requires_cuda`, `@gpu_only`); a test module after such a `pytestmark = ...`.
+
+    Also not reported: `cuda(...)` called as a function of an imported module
+    (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
+    *is* reported: the fallback hides the bug, it does not guard against it.
+
+    ## How to silence it
+    - One line: `x = x.cuda()  # noqa: TDV101`.
+    - A whole project: `extend-ignore = TDV101` in the `[flake8]` section of
+      `setup.cfg`, `tox.ini` or `.flake8` (the standalone command reads it too).
+    - Your own guards: name your flags and decorators in
+      `torchdevice-guard-names = HAS_ACCEL, requires_accelerator` (or
+      `--guard-names` on the command line); code they guard is then not reported.
+    """
 
     code = "TDV101"
     name = "cuda-call"
@@ -43,7 +103,58 @@ class CudaCall(Rule):
 
 
 class CudaLiteral(Rule):
-    """The string `"cuda"` / `"cuda:N"` used as a device outside a CUDA guard."""
+    """The string `"cuda"` / `"cuda:N"` used as a device outside a CUDA guard.
+
+    ## What it does
+    Reports a CUDA device string (`"cuda"`, `"cuda:0"`, `f"cuda:{rank}"`) where it
+    picks the device, outside a CUDA guard:
+    - the `device=` or `map_location=` keyword of any call
+      (`torch.zeros(n, device="cuda")`, `torch.load(f, map_location="cuda")`);
+    - the first argument of `torch.device(...)` (also `with torch.device("cuda"):`),
+      `torch.set_default_device(...)` and `torch.get_device_module(...)`;
+    - the first positional argument of `.to(...)` (`x.to("cuda:0")`).
+
+    ## Why is this bad
+    The program then only runs where CUDA exists. Without it, the first tensor
+    placed on that device raises: `AssertionError: Torch not compiled with CUDA
+    enabled` with a CPU-only build of PyTorch (a `RuntimeError` such as `No CUDA GPUs
+    are available` with a CUDA build and no GPU), and `torch.load(f,
+    map_location="cuda")` raises `RuntimeError: Attempting to deserialize object on a
+    CUDA device but torch.cuda.is_available() is False...`.
+
+    ## Example
+    ```python
+    device = torch.device("cuda")
+    mask = torch.ones(n, device="cuda:0")
+    state = torch.load(path, map_location="cuda")
+    ```
+
+    ## Use instead
+    Choose the device at run time and pass it around:
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    mask = torch.ones(n, device=device)
+    state = torch.load(path, map_location=device)
+    ```
+
+    ## When it is not reported
+    - The selection idiom `torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
+    - Comparisons and other strings that do not pick a device:
+      `device.type == "cuda"`, `backend = "nccl"`, `print("cuda")`,
+      `torch.autocast("cuda")` (the `device_type` of autocast is not a device).
+    - A parameter default such as `def build(device="cuda"):`; callers can pass
+      another device. Set `torchdevice-check-param-defaults = true` (or
+      `--check-param-defaults`) to report these too.
+    - Code under a CUDA guard (`if torch.cuda.is_available():`, a flag named
+      `use_cuda`, `if not torch.cuda.is_available(): return` before it, a
+      `@requires_cuda` decorator, ...; TDV101's page lists them all).
+
+    ## How to silence it
+    - One line: `device = torch.device("cuda")  # noqa: TDV102`.
+    - A whole project: `extend-ignore = TDV102` in the `[flake8]` section.
+    - Your own guards: `torchdevice-guard-names = HAS_ACCEL, requires_accelerator`
+      (or `--guard-names`); code they guard is then not reported.
+    """
 
     code = "TDV102"
     name = "cuda-literal"

@@ -18,7 +18,54 @@ LOADERS = {
 
 
 class LoadWithoutMapLocation(Rule):
-    """`torch.load` and friends without `map_location=`."""
+    """`torch.load` and friends without `map_location=`.
+
+    ## What it does
+    Reports calls to `torch.load`, `torch.serialization.load`, `torch.jit.load`,
+    `torch.hub.load_state_dict_from_url` and `torch.utils.model_zoo.load_url`
+    (however they were imported) that do not say where the loaded tensors go.
+
+    ## Why is this bad
+    A checkpoint remembers the device each tensor was saved from. Loaded without
+    `map_location` on a machine without CUDA, a checkpoint saved on a GPU raises
+    `RuntimeError: Attempting to deserialize object on a CUDA device but
+    torch.cuda.is_available() is False. If you are running on a CPU-only machine,
+    please use torch.load with map_location=torch.device('cpu') to map your storages
+    to the CPU.` A checkpoint saved on `cuda:1` fails the same way on a machine with
+    one GPU. Whether the code works depends on where the file was written, so
+    it passes every test with a CPU checkpoint and breaks on a user's. Passing
+    `weights_only=True` does not change this.
+
+    ## Example
+    ```python
+    state = torch.load("model.pt")
+    model.load_state_dict(state)
+    ```
+
+    ## Use instead
+    ```python
+    state = torch.load("model.pt", map_location="cpu")
+    model.load_state_dict(state)
+    model.to(device)
+    ```
+    or `map_location=device` to load straight onto the device chosen at run time.
+
+    ## When it is not reported
+    - `map_location` is given, by keyword or by position
+      (`torch.load(f, "cpu")`; the third argument of `load_state_dict_from_url`
+      and `load_url`).
+    - `**kwargs` or `*args` are forwarded, which may carry it.
+    - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`) and names
+      rebound locally (`load = my_loader`).
+    - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
+      lists them all), where CUDA checkpoints load fine.
+
+    ## How to silence it
+    - One line: `state = torch.load(path)  # noqa: TDV301`.
+    - A whole project: `extend-ignore = TDV301` in the `[flake8]` section.
+    - Your own guards: `torchdevice-guard-names = HAS_ACCEL, requires_accelerator`
+      (or `--guard-names`); code they guard is then not reported.
+    """
 
     code = "TDV301"
     name = "load-without-map-location"

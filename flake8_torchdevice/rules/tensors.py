@@ -72,7 +72,74 @@ class _ClassFrame:
 
 
 class FactoryWithoutDevice(Rule):
-    """A tensor factory without `device=` in device-sensitive code."""
+    """A tensor factory without `device=` in device-sensitive code.
+
+    ## What it does
+    Reports `torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`, `randint`,
+    `randperm`, `arange`, `linspace`, `logspace`, `eye`, `tensor` and `as_tensor`
+    called without `device=` when the CPU tensor they make meets tensors that live
+    on the model's device:
+    - in device-sensitive code: methods of an `nn.Module` subclass (`forward` above
+      all), methods of classes named like a loss, metric or criterion, and functions
+      named like a loss, metric, accuracy or sampling function that take arguments.
+      There the tensor is reported when it is combined with a tensor argument
+      (`x + torch.ones(3)`, `torch.cat([x, pad])`), returned or yielded, added into
+      something with `+=`, or passed to a function outside `torch`;
+    - anywhere: when it is combined with a tensor known to be on a device chosen at
+      run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`).
+
+    The message names a device-aware value in scope for the fix (`device=x.device`,
+    `x.new_zeros(...)`).
+
+    ## Why is this bad
+    The factory makes its tensor on the CPU. On a CPU-only machine the model is on
+    the CPU too, so the code works and its tests pass; on a GPU the first operation
+    that mixes the two raises `RuntimeError: Expected all tensors to be on the same
+    device, but found at least two devices, cuda:0 and cpu!` (the wording varies with
+    the operation). The same mismatch on the `meta` device, which the project's
+    harness uses to show it without a GPU, raises `RuntimeError: Tensor on device cpu
+    is not on the expected device meta!`.
+
+    ## Example
+    ```python
+    class Head(nn.Module):
+        def forward(self, x):
+            mask = torch.ones(x.shape[0])
+            return x * mask[:, None]
+    ```
+
+    ## Use instead
+    ```python
+    class Head(nn.Module):
+        def forward(self, x):
+            mask = torch.ones(x.shape[0], device=x.device)  # or x.new_ones(x.shape[0])
+            return x * mask[:, None]
+    ```
+
+    ## When it is not reported
+    - `device=` is given, or `**kwargs` are passed that may carry it.
+    - The tensor is moved before it is used: `torch.ones(n).to(x.device)`,
+      `mask = torch.ones(n)` followed by `mask = mask.to(x.device)` in the same
+      function, `.cuda()`, `.type_as(x)`.
+    - `torch.zeros_like(x)` and `x.new_zeros(...)`: they follow `x`'s device.
+    - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
+      `torch.tensor(True)`, `torch.tensor(float(v))`) in arithmetic, and an index
+      tensor used only to index (`x[torch.arange(n)]`).
+    - Values turned into Python data or only read (`.item()`, `.tolist()`,
+      `.shape`, `len(...)`, the test of an `if`), and tensors handed to
+      `register_buffer` or `nn.Parameter` (`module.to(device)` moves those).
+    - Code that runs before the model is moved: `__init__`, methods whose name says
+      they build or reset it (`reset_parameters`, `_init_weights`, `build_*`,
+      `make_*`, `create_*`), methods `__init__` calls, static and class methods.
+    - Code that is CPU by design and meets no device tensor: data pipelines
+      (`Dataset.__getitem__`, `collate_fn`, transforms), scripts, utilities.
+
+    CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
+
+    ## How to silence it
+    - One line: `mask = torch.ones(n)  # noqa: TDV201`.
+    - A whole project: `extend-ignore = TDV201` in the `[flake8]` section.
+    """
 
     code = "TDV201"
     name = "factory-without-device"

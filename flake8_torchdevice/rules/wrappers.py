@@ -16,7 +16,60 @@ DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
 
 
 class WrapBeforeMove(Rule):
-    """`DataParallel` / `DistributedDataParallel` wrapping a module that is not on its device yet."""
+    """`DataParallel` / `DistributedDataParallel` wrapping a module that is not on its device yet.
+
+    ## What it does
+    Reports `nn.DataParallel(m)` and `DistributedDataParallel(m, device_ids=...)`
+    (however they were imported) when, in the enclosing function or module, `m` was
+    not moved to its device before the wrap. A move is an earlier `m.to(...)` or
+    `m.cuda()` statement or assignment, or the argument itself being
+    `m.to(...)`. Reported cases:
+    - `m` was made in this scope and is not moved before the wrap, including a module
+      built in place (`DataParallel(Net())`) and `self.m` wrapped in `__init__`;
+    - `m` came from elsewhere (a parameter, an attribute) and this scope moves it
+      after the wrap.
+
+    ## Why is this bad
+    `DistributedDataParallel` settles devices when it is built: given `device_ids`
+    for a module still on the CPU, it raises `ValueError: DistributedDataParallel
+    device_ids and output_device arguments only work with single-device/multiple-device
+    GPU modules or CPU modules, but got device_ids [0], output_device None, and module
+    parameters {device(type='cpu')}.` `DataParallel` checks at its first forward that
+    every parameter and buffer is on `device_ids[0]`, and raises `RuntimeError: module
+    must have its parameters and buffers on device cuda:0 (device_ids[0]) but found
+    one of them on device: cpu` when it is not. On a machine without CUDA,
+    `DataParallel` just runs the module, so only a multi-GPU run shows the bug.
+    Moving first is the order PyTorch documents for both wrappers.
+
+    ## Example
+    ```python
+    model = Net()
+    ddp = DistributedDataParallel(model, device_ids=[rank])
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().to(rank)
+    ddp = DistributedDataParallel(model, device_ids=[rank])
+    ```
+
+    ## When it is not reported
+    - The module was moved earlier in the same scope, or the argument is the move
+      itself (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
+    - `DistributedDataParallel` without `device_ids` or `output_device`: a CPU
+      module there is plain CPU training.
+    - A module handed in from outside (a parameter, `self.model` outside
+      `__init__`) that this scope does not move later: the caller may have moved it.
+    - An argument that is not a name or a class-like call (`DataParallel(build())`).
+    - Code under a CUDA guard (`if torch.cuda.device_count() > 1:`, ...; TDV101's
+      page lists them all).
+
+    ## How to silence it
+    - One line: `model = nn.DataParallel(model)  # noqa: TDV401`.
+    - A whole project: `extend-ignore = TDV401` in the `[flake8]` section.
+    - Your own guards: `torchdevice-guard-names = HAS_ACCEL, requires_accelerator`
+      (or `--guard-names`); code they guard is then not reported.
+    """
 
     code = "TDV401"
     name = "wrap-before-move"
