@@ -1,0 +1,53 @@
+"""Shared helpers for the lint tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from typing import List, Sequence, Tuple
+
+import pytest
+
+from flake8_torchdevice.engine import Options, lint_source
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def lint(code: str, fast: bool = True, **options) -> List[Tuple[int, int, str]]:
+    """(line, 0-based col, code) of every finding in the dedented `code`.
+
+    Keyword arguments become `Options` fields (guard_names=..., enabled=...).
+    Every call also checks that the fast path agrees with a full parse.
+    """
+    source = textwrap.dedent(code)
+    opts = Options(**options)
+    found = [(f.line, f.col, f.code) for f in lint_source(source, "t.py", opts, fast=fast)]
+    if fast:
+        full = [(f.line, f.col, f.code) for f in lint_source(source, "t.py", opts, fast=False)]
+        assert found == full, "fast and full parse disagree"
+    return found
+
+
+def lint_codes(code: str, **options) -> List[str]:
+    return [c for _, _, c in lint(code, **options)]
+
+
+def run_module(module: str, args: Sequence[str], cwd: str, stdin: str = None) -> subprocess.CompletedProcess:
+    """`python -m module args...` in a subprocess, text output."""
+    env = dict(os.environ)
+    env.pop("PYTHONWARNINGS", None)
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write("a/b.py", code) -> path of the dedented file under tmp_path."""
+    def _write(name: str, code: str) -> str:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code), encoding="utf-8")
+        return str(path)
+    return _write

@@ -1,0 +1,160 @@
+"""TDV101 cuda-call: `x.cuda()` outside a CUDA guard (reported at the call's start)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+ONLY = frozenset({"TDV101"})
+
+
+def tdv101(code: str, **options):
+    return lint(code, enabled=ONLY, **options)
+
+
+# --------------------------------------------------------------------- reported
+
+REPORTED = {
+    "module level": ("import torch\nmodel = Net().cuda()\n", [(2, 8)]),
+    "torch as th": ("import torch as th\nx = th.ones(2).cuda()\n", [(2, 4)]),
+    "no import at all": ("x = x.cuda()\n", [(1, 4)]),
+    "keyword args": ("def f(x):\n    return x.cuda(non_blocking=True)\n", [(2, 11)]),
+    "device index": ("y = x.cuda(0)\n", [(1, 4)]),
+    "bare statement": ("model.cuda()\n", [(1, 0)]),
+    "attribute receiver": ("class T:\n    def go(self):\n        self.model.cuda()\n", [(3, 8)]),
+    "in a method of nn.Module": (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return self.fc(x.cuda())\n",
+        [(4, 23)]),
+    "class body": ("class C:\n    table = lut.cuda()\n", [(2, 12)]),
+    "list comprehension": ("y = [t.cuda() for t in xs]\n", [(1, 5)]),
+    "dict comprehension": ("y = {k: v.cuda() for k, v in d.items()}\n", [(1, 8)]),
+    "generator": ("y = tuple(t.cuda() for t in xs)\n", [(1, 10)]),
+    "lambda": ("f = lambda t: t.cuda()\n", [(1, 14)]),
+    "nested function": ("def outer():\n    def inner(t):\n        return t.cuda()\n    return inner\n", [(3, 15)]),
+    "chained": ("batch = batch.float().cuda()\n", [(1, 8)]),
+    "two on one line": ("a, b = x.cuda(), y.cuda()\n", [(1, 7), (1, 17)]),
+    "call argument": ("loss = crit(out, y.cuda())\n", [(1, 17)]),
+    # The move of torch.load(...).cuda() is TDV101; the load itself is TDV301 (not enabled here).
+    "after torch.load": ("import torch\nmodel = torch.load('m.pth').cuda()\n", [(2, 8)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
+def test_reported(code, expected):
+    assert tdv101(code) == [(line, col, "TDV101") for line, col in expected]
+
+
+# ------------------------------------------------------------------ CUDA guards
+
+GUARDED = {
+    "if is_available": "import torch\nif torch.cuda.is_available():\n    x.cuda()\n",
+    "if is_available, th alias": "import torch as th\nif th.cuda.is_available():\n    x.cuda()\n",
+    "from torch import cuda": "from torch import cuda\nif cuda.is_available():\n    x.cuda()\n",
+    "elif": ("import torch\nif mode == 'a':\n    pass\nelif torch.cuda.is_available():\n    x.cuda()\n"),
+    "while": "import torch\nwhile torch.cuda.is_available():\n    x.cuda()\n",
+    "ternary true arm": "import torch\nx = x.cuda() if torch.cuda.is_available() else x\n",
+    "device_count > 1": "import torch\nif torch.cuda.device_count() > 1:\n    x.cuda()\n",
+    "device_count >= 1": "import torch\nif torch.cuda.device_count() >= 1:\n    x.cuda()\n",
+    "device_count != 0": "import torch\nif torch.cuda.device_count() != 0:\n    x.cuda()\n",
+    "device_count == 0 else arm": "import torch\nif torch.cuda.device_count() == 0:\n    pass\nelse:\n    x.cuda()\n",
+    "use_cuda": "if use_cuda:\n    x.cuda()\n",
+    "args.cuda": "if args.cuda:\n    x.cuda()\n",
+    "self.use_gpu": "class T:\n    def go(self, x):\n        if self.use_gpu:\n            x = x.cuda()\n        return x\n",
+    "opt.gpu_ids": "if opt.gpu_ids:\n    x.cuda()\n",
+    "len(opt.gpu_ids) > 0": "if len(opt.gpu_ids) > 0:\n    x.cuda()\n",
+    "cfg.device == 'cuda'": "if cfg.device == 'cuda':\n    x.cuda()\n",
+    "device.type == 'cuda'": "if device.type == 'cuda':\n    x.cuda()\n",
+    "str(device).startswith('cuda')": "if str(device).startswith('cuda'):\n    x.cuda()\n",
+    "x.is_cuda": "if y.is_cuda:\n    x.cuda()\n",
+    "device != 'cpu'": "if device != 'cpu':\n    x.cuda()\n",
+    "not args.no_cuda": "if not args.no_cuda:\n    x.cuda()\n",
+    "and, guard first": "import torch\nif torch.cuda.is_available() and big:\n    x.cuda()\n",
+    "and, guard last": "import torch\nif big and torch.cuda.is_available():\n    x.cuda()\n",
+    "else of not is_available": "import torch\nif not torch.cuda.is_available():\n    pass\nelse:\n    x.cuda()\n",
+    "else of ternary with not": "import torch\nx = x if not torch.cuda.is_available() else x.cuda()\n",
+    "early return": ("import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return x\n"
+                     "    return x.cuda()\n"),
+    "early raise": ("import torch\ndef f(x):\n    if not torch.cuda.is_available():\n"
+                    "        raise RuntimeError('needs a GPU')\n    return x.cuda()\n"),
+    "early continue": ("import torch\nfor x in xs:\n    if not torch.cuda.is_available():\n        continue\n"
+                       "    x.cuda()\n"),
+    "sys.exit": "import sys\nimport torch\nif not torch.cuda.is_available():\n    sys.exit(1)\nx.cuda()\n",
+    "pytest.skip": ("import pytest\nimport torch\ndef test_a():\n    if not torch.cuda.is_available():\n"
+                    "        pytest.skip('gpu')\n    x.cuda()\n"),
+    "assert": "import torch\ndef test_a():\n    assert torch.cuda.is_available()\n    x.cuda()\n",
+    "skipIf(not ...)": ("import unittest\nimport torch\n@unittest.skipIf(not torch.cuda.is_available(), 'gpu')\n"
+                        "def test_a():\n    x.cuda()\n"),
+    "skipUnless on a class": ("import unittest\nimport torch\n@unittest.skipUnless(torch.cuda.is_available(), 'gpu')\n"
+                              "class T(unittest.TestCase):\n    def test_a(self):\n        x.cuda()\n"),
+    "pytest.mark.skipif": ("import pytest\nimport torch\n"
+                           "@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\n"
+                           "def test_a():\n    x.cuda()\n"),
+    "requires_cuda": "@requires_cuda\ndef test_a():\n    x.cuda()\n",
+    "gpu_only": "@gpu_only\ndef test_a():\n    x.cuda()\n",
+    "function defined under a guard": ("import torch\nif torch.cuda.is_available():\n    def f(x):\n"
+                                       "        return x.cuda()\n"),
+}
+
+
+@pytest.mark.parametrize("code", GUARDED.values(), ids=list(GUARDED))
+def test_guarded_is_not_reported(code):
+    assert tdv101(code) == []
+
+
+NOT_GUARDS = {
+    "try/except": ("import torch\ntry:\n    x = x.cuda()\nexcept AssertionError:\n    pass\n", [(3, 8)]),
+    "is_available without a call": ("import torch\nif torch.cuda.is_available:\n    x.cuda()\n", [(3, 4)]),
+    "body of not is_available": ("import torch\nif not torch.cuda.is_available():\n    x.cuda()\n", [(3, 4)]),
+    "else arm of is_available": ("import torch\nif torch.cuda.is_available():\n    pass\nelse:\n    x.cuda()\n",
+                                 [(5, 4)]),
+    "false arm of ternary": ("import torch\nx = x if torch.cuda.is_available() else x.cuda()\n", [(2, 40)]),
+    "or-combination": ("import torch\nif big or torch.cuda.is_available():\n    x.cuda()\n", [(3, 4)]),
+    "device_count == 0": ("import torch\nif torch.cuda.device_count() == 0:\n    x.cuda()\n", [(3, 4)]),
+    "device_count < 1": ("import torch\nif torch.cuda.device_count() < 1:\n    x.cuda()\n", [(3, 4)]),
+    "negative flag": ("if args.no_cuda:\n    x.cuda()\n", [(2, 4)]),
+    "cpu flag": ("if use_cpu:\n    x.cuda()\n", [(2, 4)]),
+    "unrelated flag": ("if verbose:\n    x.cuda()\n", [(2, 4)]),
+    "early exit without exit statement": (
+        "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        print('no')\n    return x.cuda()\n",
+        [(5, 11)]),
+    "early exit does not leak into the next function": (
+        "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return x\n    return 1\n"
+        "def g(x):\n    return x.cuda()\n", [(7, 11)]),
+    "early exit does not leak out of its block": (
+        "import torch\ndef f(x, c):\n    if c:\n        if not torch.cuda.is_available():\n            return\n"
+        "        x.cuda()\n    x.cuda()\n", [(7, 4)]),
+    "guard in class body does not cover methods": (
+        "import torch\nclass M:\n    if torch.cuda.is_available():\n        y = 1\n    def f(self):\n"
+        "        return self.net.cuda()\n", [(6, 15)]),
+    "unknown decorator": ("@slow\ndef test_a():\n    x.cuda()\n", [(3, 4)]),
+    "skipIf without not": ("import unittest\nimport torch\n@unittest.skipIf(torch.cuda.is_available(), 'cpu only')\n"
+                           "def test_a():\n    x.cuda()\n", [(5, 4)]),
+    "outer call of a guarded ternary": (
+        "import torch\nx = (x.cuda() if torch.cuda.is_available() else x).cuda()\n", [(2, 4)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", NOT_GUARDS.values(), ids=list(NOT_GUARDS))
+def test_not_a_guard(code, expected):
+    assert tdv101(code) == [(line, col, "TDV101") for line, col in expected]
+
+
+def test_extra_guard_names_from_options():
+    flag = "if HAS_ACCEL:\n    x.cuda()\n"
+    decorated = "@requires_accelerator\ndef f(x):\n    return x.cuda()\n"
+    assert tdv101(flag) == [(2, 4, "TDV101")]
+    assert tdv101(decorated) == [(3, 11, "TDV101")]
+    names = ("HAS_ACCEL", "requires_accelerator")
+    assert tdv101(flag, guard_names=names) == []
+    assert tdv101(decorated, guard_names=names) == []
+
+
+def test_function_of_an_imported_module_is_not_a_tensor_method():
+    assert tdv101("import mylib\ny = mylib.cuda(x)\n") == []
+    assert tdv101("from numba import cuda\ncuda.to_device(a)\n") == []
+
+
+def test_other_families_not_reported_when_only_tdv101_enabled():
+    code = "import torch\nmodel = torch.load('m.pth').cuda()\n"
+    assert lint(code) == [(2, 8, "TDV101"), (2, 8, "TDV301")]
