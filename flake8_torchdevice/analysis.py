@@ -185,6 +185,7 @@ def move_target(node: cst.CSTNode) -> Optional[str]:
 
 _NEGATIVE_FLAG_RE = re.compile(r"(^|_)(no|not|disable|disabled|without|skip)(_|$)|nocuda|nogpu|cpu", re.I)
 _CUDA_FLAG_RE = re.compile(r"cuda|gpu", re.I)
+_DEVICE_ID_RE = re.compile(r"^(device_ids?|gpu_ids?|gpus?|cuda_device)$", re.I)
 _EXIT_CALLS = {"exit", "_exit", "quit", "skip", "skipTest", "fail", "abort"}
 
 
@@ -379,6 +380,9 @@ class Analyzer(cst.CSTVisitor):
         # String literal on either side: `device.type == "cuda"`, `"cuda" in str(d)`.
         for literal, other in ((right, left), (left, right)):
             text = string_value(literal)
+            if (text is None and isinstance(literal, cst.Call) and literal.args
+                    and self.resolve(literal.func) == "torch.device"):
+                text = string_value(literal.args[0].value)  # `x.device == torch.device("cuda")`
             if text is None and isinstance(literal, (cst.Tuple, cst.List, cst.Set)):
                 texts = [string_value(el.value) for el in literal.elements]
                 if any(t is not None and t.startswith("cuda") for t in texts):
@@ -396,6 +400,12 @@ class Analyzer(cst.CSTVisitor):
                 return sign
             if isinstance(op, (cst.NotEqual, cst.NotIn, cst.IsNot)):
                 return -sign
+            return 0
+        # `device_id is not None`: a device was asked for explicitly.
+        if isinstance(right, cst.Name) and right.value == "None" and isinstance(op, (cst.Is, cst.IsNot)):
+            identifier = last_identifier(left) or ""
+            if is_device_name(identifier) or _DEVICE_ID_RE.match(identifier):
+                return 1 if isinstance(op, cst.IsNot) else -1
             return 0
         # Number on the right: `torch.cuda.device_count() > 1`, `len(gpu_ids) == 0`.
         number = number_value(right)
@@ -577,7 +587,9 @@ class Analyzer(cst.CSTVisitor):
             elif kind == "IndentedBlock":
                 self._block_guards.append(0)
             elif kind in ("FunctionDef", "ClassDef"):
-                guard = any(self.is_guard_decorator(d.decorator) for d in node.decorators)  # type: ignore[attr-defined]
+                # Decorated as CUDA-only, or named so (`def to_cuda(x)`, `class TestGPUKernels`).
+                guard = any(self.is_guard_decorator(d.decorator) for d in node.decorators) or (  # type: ignore[attr-defined]
+                    self._flag_polarity(node.name) > 0)  # type: ignore[attr-defined]
                 self._enter_body(node)
             elif kind == "Lambda":
                 self._enter_body(node)

@@ -179,8 +179,10 @@ class CudaLiteral(Rule):
     DEVICE_KEYWORDS = ("device", "map_location")
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.guarded:
+        if self.ctx.guarded or self._in_parameter_default():
             return
+        if isinstance(self.ctx.parent(), (cst.Comparison, cst.ComparisonTarget)):
+            return  # `x.device == torch.device("cuda")` tests a device, it does not pick one
         for name in self.DEVICE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and is_cuda_literal(arg.value):
@@ -194,11 +196,18 @@ class CudaLiteral(Rule):
             if first.keyword is None and first.star == "" and is_cuda_literal(first.value):
                 self.report(first.value)
 
+    def _in_parameter_default(self) -> bool:
+        """`def f(device=torch.device("cuda"))`: a default, reported only on request."""
+        return any(isinstance(node, cst.Param) for node in self.ctx.stack)
+
     def visit_Param(self, node: cst.Param) -> None:
         if not self.options.check_param_defaults or self.ctx.guarded:
             return
-        if node.default is not None and is_cuda_literal(node.default) and is_device_name(node.name.value):
-            self.report(node.default)
+        default = node.default
+        if isinstance(default, cst.Call) and self.ctx.resolve(default.func) == "torch.device" and default.args:
+            default = default.args[0].value
+        if default is not None and is_cuda_literal(default) and is_device_name(node.name.value):
+            self.report(default)
 
 
 __all__ = ["CudaCall", "CudaLiteral", "dotted_name"]

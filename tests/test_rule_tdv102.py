@@ -1,0 +1,104 @@
+"""TDV102 cuda-literal: a CUDA device string picking the device outside a guard.
+
+The finding is on the string literal itself, not on the call around it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+ONLY = frozenset({"TDV102"})
+
+
+def tdv102(code: str, **options):
+    return lint(code, enabled=ONLY, **options)
+
+
+REPORTED = {
+    "torch.device": ("import torch\ndevice = torch.device('cuda')\n", [(2, 22)]),
+    "torch as th, device= keyword": ("import torch as th\nx = th.zeros(2, device='cuda:0')\n", [(2, 23)]),
+    "from torch import zeros": ("from torch import zeros\nx = zeros(2, device='cuda')\n", [(2, 20)]),
+    "any call's device= keyword": ("x = make_batch(n, device='cuda')\n", [(1, 25)]),
+    ".to('cuda')": ("x = y.to('cuda')\n", [(1, 9)]),
+    ".to(f'cuda:{rank}')": ("x = y.to(f'cuda:{rank}')\n", [(1, 9)]),
+    ".to(device='cuda') keyword": ("x = y.to(dtype=torch.float16, device='cuda')\n", [(1, 37)]),
+    "set_default_device": ("import torch\ntorch.set_default_device('cuda')\n", [(2, 25)]),
+    "with torch.device": ("import torch\nwith torch.device('cuda'):\n    pass\n", [(2, 18)]),
+    "torch.device with index": ("import torch\nx = torch.device('cuda', 1)\n", [(2, 17)]),
+    "torch.device(type=...)": ("import torch\nx = torch.device(type='cuda')\n", [(2, 22)]),
+    "map_location='cuda'": ("import torch\nstate = torch.load(p, map_location='cuda')\n", [(2, 35)]),
+    "import inside a function": (
+        "def f():\n    import torch as tt\n    return tt.device('cuda')\n", [(3, 21)]),
+    "in a method": (
+        "class M:\n    def f(self):\n        return self.x.to('cuda:1')\n", [(3, 25)]),
+    "comprehension": ("ys = [t.to('cuda') for t in xs]\n", [(1, 11)]),
+    "lambda": ("f = lambda t: t.to('cuda')\n", [(1, 19)]),
+    "nested function": ("def a():\n    def b(t):\n        return t.to('cuda')\n    return b\n", [(3, 20)]),
+    "false arm of a guard": (
+        "import torch\nif torch.cuda.is_available():\n    pass\nelse:\n    d = torch.device('cuda')\n", [(5, 21)]),
+    "try/except is no guard": (
+        "import torch\ntry:\n    x = x.to('cuda')\nexcept RuntimeError:\n    pass\n", [(3, 13)]),
+    "uncalled is_available is no guard": (
+        "import torch\nif torch.cuda.is_available:\n    x = x.to('cuda')\n", [(3, 13)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
+def test_reported(code, expected):
+    assert tdv102(code) == [(line, col, "TDV102") for line, col in expected]
+
+
+NOT_REPORTED = {
+    "selection idiom": "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
+    "selection idiom, string": "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n",
+    "selection by flag": "import torch\ndevice = torch.device('cuda:0' if args.cuda else 'cpu')\n",
+    "selection by gpu_ids": "import torch\ndevice = torch.device('cuda:0' if opt.gpu_ids else 'cpu')\n",
+    "comparison of type": "if device.type == 'cuda':\n    pass\n",
+    "membership": "if 'cuda' in str(device):\n    pass\n",
+    "comparison with torch.device": "import torch\nif x.device != torch.device('cuda'):\n    pass\n",
+    "comparison, reversed": "import torch\nif torch.device('cuda:0') == x.device:\n    pass\n",
+    "parameter default": "def build(device='cuda'):\n    pass\n",
+    "parameter default torch.device": "import torch\ndef build(device=torch.device('cuda')):\n    pass\n",
+    "not a device": "print('cuda')\nbackend = 'nccl'\n",
+    "autocast device_type": "import torch\nwith torch.autocast('cuda'):\n    pass\n",
+    "cpu": "x = y.to('cpu')\n",
+    "not a cuda device string": "x = y.to('cudax')\n",
+    "guarded by if": "import torch\nif torch.cuda.is_available():\n    x = torch.zeros(2, device='cuda')\n",
+    "guarded by ternary flag": "import torch\nx = torch.ones(2, device='cuda') if use_cuda else torch.ones(2)\n",
+    "guarded by device test": "import torch\nif x.device == torch.device('cuda'):\n    y = y.to('cuda')\n",
+    "guarded by early exit": ("import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return x\n"
+                              "    return x.to('cuda')\n"),
+    "guarded by decorator": "@requires_cuda\ndef test_a():\n    x.to('cuda')\n",
+    "rebound torch": "import torch\ndef f():\n    torch = None\n    return torch.device('cuda')\n",
+}
+
+
+@pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
+def test_not_reported(code):
+    assert tdv102(code) == []
+
+
+def test_parameter_defaults_only_on_request():
+    code = "import torch\ndef build(device='cuda', dev=torch.device('cuda:0'), name='cuda'):\n    pass\n"
+    assert tdv102(code) == []
+    # `name` does not name a device, so its default is not one.
+    assert tdv102(code, check_param_defaults=True) == [(2, 17, "TDV102"), (2, 42, "TDV102")]
+
+
+def test_parameter_defaults_respect_guards():
+    code = "import torch\nif torch.cuda.is_available():\n    def build(device='cuda'):\n        pass\n"
+    assert tdv102(code, check_param_defaults=True) == []
+    idiom = "import torch\ndef build(device=torch.device('cuda' if torch.cuda.is_available() else 'cpu')):\n    pass\n"
+    assert tdv102(idiom, check_param_defaults=True) == []
+
+
+def test_extra_guard_names():
+    code = "import torch\nif HAS_ACCEL:\n    d = torch.device('cuda')\n"
+    assert tdv102(code) == [(3, 21, "TDV102")]
+    assert tdv102(code, guard_names=("HAS_ACCEL",)) == []
+
+
+def test_map_location_cuda_is_not_also_tdv301():
+    assert lint("import torch\nstate = torch.load(p, map_location='cuda')\n") == [(2, 35, "TDV102")]
