@@ -1,0 +1,91 @@
+"""TDV301 load-without-map-location (reported at the start of the loader call)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+ONLY = frozenset({"TDV301"})
+
+
+def tdv301(code: str, **options):
+    return lint(code, enabled=ONLY, **options)
+
+
+REPORTED = {
+    "torch.load": ("import torch\nstate = torch.load('m.pt')\n", [(2, 8)]),
+    "import torch as th": ("import torch as th\nstate = th.load('m.pt')\n", [(2, 8)]),
+    "from torch import load": ("from torch import load\nstate = load('m.pt')\n", [(2, 8)]),
+    "from torch import load as alias": ("from torch import load as tload\nstate = tload('m.pt')\n", [(2, 8)]),
+    "import inside a function": ("def f(p):\n    from torch import load\n    return load(p)\n", [(3, 11)]),
+    "import torch inside a method": (
+        "class T:\n    def go(self):\n        import torch\n"
+        "        self.m.load_state_dict(torch.load(self.path, weights_only=True))\n", [(4, 31)]),
+    "torch.serialization.load": ("import torch\nsd = torch.serialization.load(f)\n", [(2, 5)]),
+    "torch.jit.load": ("import torch\nm = torch.jit.load('m.pt')\n", [(2, 4)]),
+    "hub.load_state_dict_from_url": ("import torch\nsd = torch.hub.load_state_dict_from_url(URL)\n", [(2, 5)]),
+    "from torch.hub import": (
+        "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url(URL, 'dir')\n", [(2, 5)]),
+    "model_zoo module alias": ("import torch.utils.model_zoo as model_zoo\nsd = model_zoo.load_url(URL)\n", [(2, 5)]),
+    "load_url, two positionals": ("import torch\nsd = torch.utils.model_zoo.load_url(URL, None)\n", [(2, 5)]),
+    "nested in load_state_dict": ("import torch\nmodel.load_state_dict(torch.load('model.pth'))\n", [(2, 22)]),
+    "comprehension": ("import torch\nxs = [torch.load(p) for p in paths]\n", [(2, 6)]),
+    "lambda": ("import torch\nf = lambda p: torch.load(p)\n", [(2, 14)]),
+    "nested function": (
+        "import torch\ndef a():\n    def b(p):\n        return torch.load(p)\n    return b\n", [(4, 15)]),
+    "try/except is no guard": (
+        "import torch\ntry:\n    state = torch.load(p)\nexcept RuntimeError:\n    state = None\n", [(3, 12)]),
+    "uncalled is_available is no guard": (
+        "import torch\nif torch.cuda.is_available:\n    state = torch.load(p)\n", [(3, 12)]),
+    "other keywords only": ("import torch\nstate = torch.load(p, weights_only=True, mmap=True)\n", [(2, 8)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
+def test_reported(code, expected):
+    assert tdv301(code) == [(line, col, "TDV301") for line, col in expected]
+
+
+NOT_REPORTED = {
+    "map_location keyword": "import torch\nstate = torch.load('m.pt', map_location='cpu')\n",
+    "map_location device": "import torch\nstate = torch.load('m.pt', map_location=device)\n",
+    "map_location callable": "import torch\nstate = torch.load(p, map_location=lambda s, l: s)\n",
+    "map_location positional": "import torch\nstate = torch.load('m.pt', 'cpu')\n",
+    "jit.load positional": "import torch\nm = torch.jit.load('m.pt', device)\n",
+    "load_url third positional": "import torch\nsd = torch.utils.model_zoo.load_url(URL, None, 'cpu')\n",
+    "hub keyword": "import torch\nsd = torch.hub.load_state_dict_from_url(URL, map_location='cpu')\n",
+    "**kwargs": "import torch\ndef f(p, **kw):\n    return torch.load(p, **kw)\n",
+    "*args": "import torch\ndef f(*a):\n    return torch.load(*a)\n",
+    "json/pickle/yaml": "import json, pickle, yaml\nc = json.load(f); d = pickle.load(f); e = yaml.load(f)\n",
+    "numpy": "import numpy as np\nnp.load(p)\n",
+    "unimported load": "state = load(p)\n",
+    "rebound at module level": "from torch import load\nload = my_loader\nload(p)\n",
+    "rebound in a function": "from torch import load\ndef f(p):\n    load = my_loader\n    return load(p)\n",
+    "shadowed by a parameter": "from torch import load\ndef f(load, p):\n    return load(p)\n",
+    "torch rebound": "import torch\ndef f(p):\n    torch = fake\n    return torch.load(p)\n",
+    "guarded": "import torch\nif torch.cuda.is_available():\n    state = torch.load(p)\n",
+    "guarded by early exit": ("import torch\ndef f(p):\n    if not torch.cuda.is_available():\n"
+                              "        return None\n    return torch.load(p)\n"),
+    "guarded by decorator": "import torch\n@requires_cuda\ndef test_a():\n    torch.load(p)\n",
+    "state_dict loader method": "model.load_state_dict(state)\n",
+}
+
+
+@pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
+def test_not_reported(code):
+    assert tdv301(code) == []
+
+
+def test_extra_guard_names():
+    code = "import torch\nif HAS_ACCEL:\n    state = torch.load(p)\n"
+    assert tdv301(code) == [(3, 12, "TDV301")]
+    assert tdv301(code, guard_names=("HAS_ACCEL",)) == []
+
+
+def test_message_names_the_loader():
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source("import torch as th\nm = th.jit.load(p)\n", "t.py", Options(enabled=ONLY))
+    assert finding.message.startswith("torch.jit.load() without map_location")
+    assert "map_location" in finding.message
