@@ -1,0 +1,136 @@
+"""TDV201 factory-without-device (reported at the start of the factory call)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+ONLY = frozenset({"TDV201"})
+HEAD = "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+
+
+def tdv201(code: str, **options):
+    return lint(code, enabled=ONLY, **options)
+
+
+def forward(body: str) -> str:
+    """A module whose forward(self, x) has `body` (lines 5 on, 8 spaces of indent)."""
+    return HEAD + "".join(f"        {line}\n" for line in body.splitlines())
+
+
+REPORTED = {
+    "combined with the input": (forward("return x + torch.zeros(3)"), [(5, 19)]),
+    "torch as th, from torch import nn": (
+        "import torch as th\nfrom torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        mask = th.ones(x.shape[0])\n        return x * mask\n", [(5, 15)]),
+    "from torch import zeros, cat": (
+        "from torch import zeros, cat\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        pad = zeros(x.shape[0], 1)\n        return cat([x, pad], 1)\n", [(5, 14)]),
+    "import inside the method": (forward("import torch as tt\nreturn x * tt.rand(3)"), [(6, 19)]),
+    "returned": (forward("return torch.arange(x.shape[1])"), [(5, 15)]),
+    "yielded": (forward("yield x + torch.ones(3)"), [(5, 18)]),
+    "augmented assignment": (forward("total = x.sum()\ntotal += torch.ones(1)\nreturn total"), [(6, 17)]),
+    "comprehension": (forward("return [x + torch.ones(3) for _ in range(2)]"), [(5, 20)]),
+    "lambda closing over the input": (forward("f = lambda: x + torch.ones(3)\nreturn f()"), [(5, 24)]),
+    "non-scalar torch.tensor": (forward("return x + torch.tensor([1.0, 2.0])"), [(5, 19)]),
+    "full": (forward("return x + torch.full((3,), 1.0)"), [(5, 19)]),
+    "argument of a tensor method": (forward("mask = torch.ones(x.shape)\nreturn x.masked_fill(mask.bool(), 0)"),
+                                    [(5, 15)]),
+    "index tensor also used in arithmetic": (forward("idx = torch.arange(x.shape[0])\nreturn x[idx] + idx"),
+                                             [(5, 14)]),
+    "filled then returned": (forward("out = torch.zeros(x.shape[0], 4)\nout[:, 0] = x.sum(1)\nreturn out"),
+                             [(5, 14)]),
+    "used before the move": (forward("z = torch.zeros(3)\ny = x + z\nz = z.to(x.device)\nreturn y"), [(5, 12)]),
+    "loss function": (
+        "import torch\ndef loss_fn(pred, target):\n    weight = torch.ones(pred.shape[1])\n"
+        "    return (weight * (pred - target) ** 2).mean()\n", [(3, 13)]),
+    "loss class": (
+        "import torch\nclass FocalLoss:\n    def __call__(self, pred, target):\n"
+        "        return pred - target + torch.zeros(3)\n", [(4, 31)]),
+    "combined with a device tensor anywhere": (
+        "import torch\ndef main():\n    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "    w = torch.ones(3, device=device)\n    b = torch.zeros(3)\n    return w * b\n", [(5, 8)]),
+    "combined with a moved tensor in a script function": (
+        "import torch\ndef run(model, device):\n    x = torch.randn(4, 3).to(device)\n    noise = torch.randn(4, 3)\n"
+        "    return x + noise\n", [(4, 12)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
+def test_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+NOT_REPORTED = {
+    "device= given": forward("return x + torch.zeros(3, device=x.device)"),
+    "**kwargs": HEAD.replace("(self, x)", "(self, x, **kw)") + "        return x + torch.zeros(3, **kw)\n",
+    "moved on the same line": forward("return x + torch.zeros(3).to(x.device)"),
+    "moved later before use": forward("m = torch.zeros(3)\nm = m.to(x.device)\nreturn x + m"),
+    "moved with type_as": forward("m = torch.zeros(3).type_as(x)\nreturn x + m"),
+    "moved with to(tensor)": forward("eye = torch.eye(3)\neye = eye.to(x)\nreturn x @ eye"),
+    "_like and new_": forward("return x + torch.zeros_like(x) + x.new_zeros(3) + x.new_ones(3) + torch.ones_like(x)"),
+    "0-dim tensors": forward("return x * torch.tensor(2.0) + torch.tensor(-1) - torch.tensor(float(self.s))"),
+    "index only": forward("return x[torch.arange(x.shape[0])]"),
+    "index through a name": forward("idx = torch.arange(x.shape[0])\nreturn x[idx]"),
+    "randperm index": forward("return x[torch.randperm(x.size(0))]"),
+    "turned into Python": forward("n = torch.ones(3).sum().item()\nreturn x * n"),
+    "if test": forward("if torch.zeros(1).item() > 0:\n    pass\nreturn x"),
+    "register_buffer in forward": forward("self.register_buffer('scale', torch.ones(3))\nreturn x"),
+    "register_buffer and Parameter in __init__": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.register_buffer('scale', torch.ones(3))\n"
+        "        self.w = nn.Parameter(torch.randn(3))\n"),
+    "__init__": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, x):\n"
+        "        super().__init__()\n        self.t = x + torch.ones(3)\n"),
+    "init-time method by name": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def _init_weights(self, m):\n"
+        "        m.weight.data = m.weight + torch.zeros(3)\n"),
+    "method __init__ uses": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.apply(self.helper)\n    def helper(self, m):\n        return m + torch.zeros(3)\n"),
+    "reset_parameters": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def reset_parameters(self, w):\n"
+        "        w.data = w + torch.zeros(3)\n"),
+    "staticmethod": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    @staticmethod\n    def make(x):\n"
+        "        return x + torch.ones(3)\n"),
+    "Dataset.__getitem__": (
+        "import torch\nclass D(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n        return torch.zeros(3)\n"),
+    "collate_fn": "import torch\ndef collate_fn(batch):\n    return torch.stack(batch) + torch.zeros(3)\n",
+    "transform": "import torch\nclass ToTensor:\n    def __call__(self, img):\n        return img + torch.zeros(3)\n",
+    "not a module": "import torch\nclass Helper:\n    def compute(self, x):\n        return x + torch.ones(3)\n",
+    "script code": "import torch\nx = torch.randn(4, 3)\ny = x + torch.ones(3)\n",
+    "rebound torch": forward("torch = fake\nreturn x + torch.zeros(3)"),
+    "not torch's zeros": "import numpy as np\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+                         "        return x + np.zeros(3)\n",
+    "CUDA guards do not matter, device still given": forward(
+        "if torch.cuda.is_available():\n    return x + torch.zeros(3, device=x.device)\nreturn x"),
+}
+
+
+@pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
+def test_not_reported(code):
+    assert tdv201(code) == []
+
+
+def test_guard_does_not_hide_tdv201():
+    # The mismatch happens exactly when CUDA is present: guards change nothing.
+    code = forward("if torch.cuda.is_available():\n    return x + torch.zeros(3)\nreturn x")
+    assert tdv201(code) == [(6, 23, "TDV201")]
+
+
+def test_remedy_names_a_device_value_in_scope():
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source(forward("return x + torch.zeros(3)"), "t.py", Options(enabled=ONLY))
+    assert finding.message.startswith("torch.zeros() without device=")
+    assert "device=x.device" in finding.message and "x.new_zeros(...)" in finding.message
+
+
+@pytest.mark.xfail(strict=True, reason="TDV201 misses a factory in a function nested in forward "
+                                       "that closes over forward's input")
+def test_nested_function_in_forward():
+    code = forward("def helper():\n    return x + torch.ones(3)\nreturn helper()")
+    assert tdv201(code) == [(6, 23, "TDV201")]
