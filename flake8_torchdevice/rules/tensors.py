@@ -41,7 +41,9 @@ NEUTRAL_CALLEES = {"register_buffer", "Parameter", "Buffer", "int", "float", "bo
                    "manual_seed", "set_rng_state", "Generator", "sorted", "max", "min", "sum", "zip",
                    "append", "extend", "warn", "info", "debug", "setattr", "assert_close", "allclose"}
 
-_LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|sampl", re.I)
+_LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
+# Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
+_BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
 _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 _INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
@@ -62,6 +64,7 @@ class _Frame:
     device_names: List[str] = field(default_factory=list)  # device-aware values in scope
     params: List[str] = field(default_factory=list)
     tensor_params: Set[str] = field(default_factory=set)  # parameters that may hold tensors
+    numbers: Set[str] = field(default_factory=set)  # names bound to number literals
 
 
 @dataclass
@@ -188,18 +191,25 @@ class FactoryWithoutDevice(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         info = self.ctx.current_class if self.ctx.scope.kind == "class" else None
+        params = parameter_names(node)
+        device_names = [p for p in params if is_device_name(p)]
+        tensor_params = {p for p in _maybe_tensor_params(node) if p not in device_names}
+        # Device-sensitive code receives tensors: forward-like methods of an nn.Module
+        # (not __init__ and its helpers), and loss/metric/sampling functions.
         strict = False
         method_name = None
-        if info is not None and name != "__init__" and not is_static_or_class_method(node):
-            if info.is_module and not _INIT_TIME_RE.search(name):
+        if not tensor_params or _INIT_TIME_RE.search(name) or _BUILDER_RE.search(name):
+            pass
+        elif info is not None and name != "__init__" and not is_static_or_class_method(node):
+            if info.is_module:
                 strict, method_name = True, name
-            elif _LOSS_CLASS_RE.search(info.node.name.value) and not _INIT_TIME_RE.search(name):
+            elif _LOSS_CLASS_RE.search(info.node.name.value):
                 strict = True
-        elif info is None and _LOSS_FUNCTION_RE.search(name) and node.params.params:
+        elif info is None and _LOSS_FUNCTION_RE.search(name):
             strict = True
-        frame = _Frame(node, strict=strict, method_name=method_name, params=parameter_names(node))
-        frame.device_names = [p for p in frame.params if is_device_name(p)]
-        frame.tensor_params = {p for p in _maybe_tensor_params(node) if p not in frame.device_names}
+        frame = _Frame(node, strict=strict, method_name=method_name, params=params)
+        frame.device_names = device_names
+        frame.tensor_params = tensor_params
         self._frames.append(frame)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -252,6 +262,10 @@ class FactoryWithoutDevice(Rule):
             frame.device_tensors.discard(name)
         if self._is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
+        if number_value(value) is not None:
+            frame.numbers.add(name)
+        else:
+            frame.numbers.discard(name)
 
     # ------------------------------------------------------------ the factory's fate
 
@@ -350,6 +364,8 @@ class FactoryWithoutDevice(Rule):
         callee = last_identifier(call.func) or ""
         if callee in NEUTRAL_CALLEES or callee in FACTORIES:
             return NEUTRAL
+        if callee[:1].isupper() and not self.ctx.resolve(call.func):
+            return NEUTRAL  # SomeLoss(weight=t): a constructor that usually registers t
         if method_call(call, *MOVERS) is not None:
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
@@ -361,7 +377,7 @@ class FactoryWithoutDevice(Rule):
             elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
             if any(self._is_tensor_operand(getattr(e, "value", e)) for e in elements):
                 return BAD
-        if (self.ctx.resolve(call.func) or "").startswith("torch."):
+        if _is_tensor_op(self.ctx.resolve(call.func)):
             return None
         return BAD if self._frame.strict else NEUTRAL
 
@@ -370,8 +386,7 @@ class FactoryWithoutDevice(Rule):
     def _has_device(self, call: cst.Call) -> bool:
         return keyword(call, "device") is not None or has_star_kwargs(call)
 
-    @staticmethod
-    def _is_scalar(factory: str, call: cst.Call) -> bool:
+    def _is_scalar(self, factory: str, call: cst.Call) -> bool:
         """`torch.tensor(0.5)`: a 0-dim CPU tensor mixes with tensors on any device."""
         if factory not in ("tensor", "as_tensor"):
             return False
@@ -381,12 +396,17 @@ class FactoryWithoutDevice(Rule):
         value = args[0].value
         if number_value(value) is not None or isinstance(value, cst.Name) and value.value in ("True", "False"):
             return True
+        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+            return True  # arithmetic on Python numbers: torch.tensor(-width / 2)
+        if isinstance(value, cst.Name) and value.value in self._frame.numbers:
+            return True
         return isinstance(value, cst.Call) and last_identifier(value.func) in ("float", "int", "bool")
 
     def _is_device_value(self, node: cst.CSTNode) -> bool:
         """A device chosen at run time: `x.device`, `device`, `torch.device(name)`."""
         if isinstance(node, cst.Attribute) and node.attr.value == "device":
-            return True
+            # ... unless it is the device of a CPU tensor made here: torch.zeros(n, device=t.device)
+            return not (isinstance(node.value, cst.Name) and node.value.value in self._frame.pending)
         identifier = last_identifier(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
         if identifier is not None and is_device_name(identifier):
             return True
@@ -467,3 +487,12 @@ def _maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
             continue
         names.append(name)
     return names
+
+
+def _is_tensor_op(qualified: Optional[str]) -> bool:
+    """`torch.cat`, `torch.where`, `torch.nn.functional.pad`: functions whose result
+    lives where their tensor arguments live."""
+    if not qualified:
+        return False
+    return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
+        "torch.nn.functional.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
@@ -92,6 +92,7 @@ class WrapBeforeMove(Rule):
         # Wraps whose argument came from outside the scope: reported only if that
         # scope moves the same target later ("moved after the wrap").
         self._waiting: Dict[int, List[Tuple[str, cst.Call, str]]] = {}
+        self._constructed: Dict[int, Set[str]] = {}  # per scope: names bound to `SomeModule(...)`
 
     def visit_Call(self, node: cst.Call) -> None:
         target = move_target(node)
@@ -113,9 +114,7 @@ class WrapBeforeMove(Rule):
         message = self._message(qualified, distributed)
         scope = self.ctx.function_scope()
         if isinstance(module, cst.Call):
-            # A module built in place, `DDP(Net())`, is on the CPU.
-            name = last_identifier(module.func) or ""
-            if name[:1].isupper() and gpu_intended:
+            if _is_constructor(module) and gpu_intended:  # built in place, `DDP(Net())`: on the CPU
                 self.report(node, message)
             return
         key = dotted_name(module)
@@ -126,10 +125,24 @@ class WrapBeforeMove(Rule):
         else:
             self._waiting.setdefault(id(scope.node), []).append((key, node, message))
 
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # `model = Net()` builds a module on the CPU; `model = build(cfg)` may have moved it.
+        built = isinstance(node.value, cst.Call) and _is_constructor(node.value)
+        constructed = self._constructed.setdefault(id(self.ctx.function_scope().node), set())
+        for target in node.targets:
+            key = dotted_name(target.target)
+            if key is None:
+                continue
+            if built:
+                constructed.add(key)
+            else:
+                constructed.discard(key)
+
     def _built_here(self, key: str, scope: Scope) -> bool:
-        """Was `key` made in this scope (not handed in, where the caller may have moved it)?"""
-        if "." not in key:
-            return key in scope.bindings and key not in scope.params
+        """Was `key` constructed in this scope, on the CPU (not handed in, where the
+        caller may have moved it, nor returned by a helper that may move it)?"""
+        if key in self._constructed.get(id(scope.node), ()):
+            return True
         function = self.ctx.current_function
         return key.startswith("self.") and function is not None and function.name.value == "__init__"
 
@@ -146,3 +159,9 @@ class WrapBeforeMove(Rule):
         short = qualified.rsplit(".", 1)[-1]
         extra = ", device_ids=[rank]" if distributed else ""
         return WrapBeforeMove.message.format(name=short, short=short, extra=extra)
+
+
+def _is_constructor(call: cst.Call) -> bool:
+    """`Net(...)`, `nn.Sequential(...)`: a class called by its (capitalised) name."""
+    name = last_identifier(call.func) or ""
+    return name[:1].isupper() and not name.isupper()
