@@ -24,8 +24,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # The same directories flake8 skips by default.
 EXCLUDED_DIRS = {".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs"}
 # flake8's noqa syntax: `# noqa`, `# noqa: TDV101`, `# NOQA:TDV101,TDV102`.
-NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.I)
-CODE_RE = re.compile(r"[A-Z][0-9]+", re.I)
+NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+CODE_RE = re.compile(r"[A-Z]+[0-9]+", re.I)
 
 
 def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
