@@ -1,0 +1,611 @@
+"""The runtime smoke harness: proves under real PyTorch that each rule's bug fails
+and that its remedy works (specification: harness.md).
+
+Usage::
+
+    python -m flake8_torchdevice.harness [FIXTURES_DIR] [--json] [--timeout S] [--jobs N]
+    python -m flake8_torchdevice.harness --json | python -m flake8_torchdevice.harness --readme README.md
+
+The first form runs every fixture and prints one row per fixture and a closing
+line `N passed, M failed` (exit status 1 on any failure); `--json` prints the same
+results as JSON instead. The second form reads those JSON results from stdin and
+rewrites the "Proof: every rule fails for real" section of README.md: the text
+between `<!-- proof:start -->` and `<!-- proof:end -->` (the markers are appended
+at the end of the file when missing). It refuses to write when a fixture failed.
+
+Fixtures: `FIXTURES_DIR/<RULE>_<case>/` (default: `fixtures/` at the project root)
+holds `bad.py` (the bug, findings marked `# expect: TDV101` at the end of their
+lines), `good.py` (the remedy the rule's message names) and optionally
+`prepare.py`, run first to write data files the programs read (a checkpoint saved
+on a GPU, made with `save_as_if_on_cuda`). Each fixture runs in its own temporary
+copy of the folder, so nothing is written into the project.
+
+The device: fixtures choose their device the way user code does,
+`torch.device(os.environ.get("TDV_HARNESS_DEVICE", "cuda" if torch.cuda.is_available() else "cpu"))`.
+`TDV_HARNESS_DEVICE` is the one mechanism the harness uses to steer them: for
+rules whose bug needs a second device to show (`STAND_IN` below) it is set to
+`meta`, the stand-in accelerator; otherwise it is left unset.
+
+Per fixture, the harness checks:
+
+1. `bad.py`, run in a fresh subprocess with CUDA hidden (`CUDA_VISIBLE_DEVICES=""`),
+   fails with PyTorch's own error: the exception type and message of the traceback's
+   last line match the rule's entry in `RULES`, and the fixture holds no `raise` or
+   `assert` of its own;
+2. `good.py` run the same way exits 0;
+3. the linter (`lint_path`, the same code as the CLI, `# noqa` included) reports
+   exactly the marked findings (code and line) on `bad.py` and nothing on `good.py`;
+4. fix: an autofix, once one exists (`flake8_torchdevice.fix.fix_source`), must turn
+   `bad.py` into a program that passes 2 and 3; until then the row says `fix: none`;
+5. gpu: with an accelerator present, `good.py` also runs on it and exits 0, and for
+   rules whose bug fails on a real accelerator too (`fails_on_gpu`), `bad.py` must
+   fail there with the same kind of error; otherwise `gpu: skipped`.
+
+Every subprocess has a timeout: one hanging fixture cannot hang the harness.
+The harness imports torch only to ask whether an accelerator is present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .engine import Options
+from .rules import RULES_BY_CODE
+
+DEVICE_ENV = "TDV_HARNESS_DEVICE"
+STAND_IN = "meta"
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
+DEFAULT_TIMEOUT = 120.0
+README_START, README_END = "<!-- proof:start -->", "<!-- proof:end -->"
+
+EXPECT_RE = re.compile(r"#\s*expect:\s*(TDV\d{3}(?:\s*,\s*TDV\d{3})*)\s*$")
+FIXTURE_RE = re.compile(r"^(TDV\d{3})_\w+$")
+RANK_PREFIX = re.compile(r"^\[rank\d+\]: ?")
+
+
+@dataclass(frozen=True)
+class RuleRun:
+    """What a rule's bug does at run time."""
+
+    prevents: str  # the PyTorch error, as the README names it
+    # (exception type, message regex): PyTorch's own errors for this bug.
+    errors: Tuple[Tuple[str, str], ...]
+    stand_in: bool = False  # needs a second device: `meta` stands in for it CPU-only
+    fails_on_gpu: bool = False  # bad.py fails on a real accelerator too
+
+
+CUDA_UNAVAILABLE = (
+    ("AssertionError", r"^Torch not compiled with CUDA enabled"),  # CPU build
+    ("RuntimeError", r"^No CUDA GPUs are available"),  # CUDA build, GPUs hidden
+    ("RuntimeError", r"^Found no NVIDIA driver on your system"),  # CUDA build, no driver
+)
+DEVICE_MISMATCH = (
+    ("RuntimeError", r"^Expected all tensors to be on the same device"),  # CUDA
+    ("RuntimeError", r"^Tensor on device \S+ is not on the expected device \S+!"),  # meta
+)
+
+RULES: Dict[str, RuleRun] = {
+    "TDV101": RuleRun('AssertionError: "Torch not compiled with CUDA enabled" '
+                      '(CUDA builds: "No CUDA GPUs are available")', CUDA_UNAVAILABLE),
+    "TDV102": RuleRun('AssertionError: "Torch not compiled with CUDA enabled" '
+                      '(CUDA builds: "No CUDA GPUs are available")', CUDA_UNAVAILABLE),
+    "TDV201": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
+                      'at least two devices, cuda:0 and cpu!"', DEVICE_MISMATCH,
+                      stand_in=True, fails_on_gpu=True),
+    "TDV301": RuleRun('RuntimeError: "Attempting to deserialize object on a CUDA device but '
+                      'torch.cuda.is_available() is False"',
+                      (("RuntimeError", r"^Attempting to deserialize object on a CUDA device"),)),
+    "TDV401": RuleRun('ValueError: "DistributedDataParallel device_ids and output_device arguments '
+                      'only work with single-device/multiple-device GPU modules or CPU modules"',
+                      (("ValueError", r"^DistributedDataParallel device_ids and output_device arguments "
+                        r"only work with single-device/multiple-device GPU modules or CPU modules"),
+                       ("RuntimeError", r"module must have its parameters and buffers on device")),
+                      fails_on_gpu=True),
+}
+
+# Rules of families 1-5 whose bug cannot fail on a CPU-only machine, and why.
+NO_CPU_FAILURE: Dict[str, str] = {
+    "TDV501": ("torch.autocast(\"cuda\"), torch.cuda.amp.autocast and GradScaler(\"cuda\") only warn "
+               "and disable themselves when CUDA is unavailable: the code runs in full precision "
+               "instead of failing, so only the lint rule can catch it."),
+}
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass
+class Run:
+    """One subprocess run of a fixture program."""
+
+    status: str  # "passed", "failed", "timeout"
+    returncode: Optional[int] = None
+    device: str = "cpu-only"
+    error_type: Optional[str] = None
+    message: Optional[str] = None
+    origin: Optional[str] = None  # last traceback frame: "file:line"
+    tail: str = ""  # end of the output, for diagnosing failures
+
+    @property
+    def error(self) -> str:
+        return f"{self.error_type}: {first_line(self.message or '')}" if self.error_type else "no exception"
+
+
+@dataclass
+class Result:
+    name: str
+    rule: str
+    passed: bool = False
+    bad: Optional[Run] = None
+    good: Optional[Run] = None
+    lint: str = "not run"
+    fix: str = "none"
+    gpu: str = "skipped"
+    problems: List[str] = field(default_factory=list)
+
+    def row(self) -> str:
+        bad = self.bad
+        if bad is not None and bad.status == "failed":
+            where = f" on {bad.device}" if bad.device != "cpu-only" else ""
+            bad_text = f"failed{where} with {bad.error}"
+        else:
+            bad_text = bad.status if bad else "not run"
+        return " | ".join([
+            f"{'PASS' if self.passed else 'FAIL'} {self.rule} {self.name}",
+            f"bad: {bad_text}",
+            f"good: {self.good.status if self.good else 'not run'}",
+            f"lint: {self.lint}",
+            f"fix: {self.fix}",
+            f"gpu: {self.gpu}",
+        ])
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+# ---------------------------------------------------------------- helpers for fixtures
+
+
+def save_as_if_on_cuda(obj: Any, path: str) -> None:
+    """`torch.save(obj, path)` as a run on a GPU would have written it: every CPU
+    storage is tagged `cuda:0`, so loading it on a CPU-only machine without
+    `map_location` meets PyTorch's real CUDA check.
+
+    Uses PyTorch's own tagging hook (`torch.serialization.register_package`) for the
+    length of this one save."""
+    import torch
+    import torch.serialization as serialization
+
+    def tag(storage: Any) -> Optional[str]:
+        return "cuda:0" if storage.device.type == "cpu" else None
+
+    def no_restore(storage: Any, location: str) -> None:
+        return None
+
+    entry = (-(2 ** 31), tag, no_restore)  # runs before every built-in tagger
+    serialization.register_package(*entry)
+    try:
+        torch.save(obj, path)
+    finally:
+        serialization._package_registry.remove(entry)
+
+
+def saved_locations(path: str) -> List[str]:
+    """The location tags of a checkpoint's storages, read without restoring them."""
+    import torch
+
+    seen: List[str] = []
+
+    def record(storage: Any, location: str) -> Any:
+        seen.append(location)
+        return storage
+
+    torch.load(path, map_location=record, weights_only=True)
+    return seen
+
+
+# ---------------------------------------------------------------- running
+
+
+def accelerator_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _env(device: Optional[str], hide_cuda: bool) -> Dict[str, str]:
+    env = dict(os.environ)
+    env.pop(DEVICE_ENV, None)
+    if device is not None:
+        env[DEVICE_ENV] = device
+    if hide_cuda:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    # Fixtures (prepare.py) import this package even when it is not installed.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PROJECT_ROOT, env.get("PYTHONPATH")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def run_program(script: str, cwd: str, timeout: float, device: Optional[str] = None,
+                hide_cuda: bool = True) -> Run:
+    """Runs `python script` in a fresh process (its own process group, so a timeout
+    kills everything it started)."""
+    shown = device or ("cpu-only" if hide_cuda else "accelerator")
+    process = subprocess.Popen([sys.executable, script], cwd=cwd, env=_env(device, hide_cuda),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True, text=True, errors="replace")
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return Run("timeout", device=shown, tail=f"killed after {timeout:g}s\n" + output[-2000:])
+    run = Run("passed" if process.returncode == 0 else "failed", process.returncode, shown,
+              tail=output[-2000:])
+    if process.returncode != 0:
+        run.error_type, run.message, run.origin = parse_traceback(output)
+    return run
+
+
+def parse_traceback(output: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    """(exception type, message, last frame) of the last traceback in `output`."""
+    # torch.distributed prefixes each line of an uncaught traceback with "[rank0]: ".
+    lines = [RANK_PREFIX.sub("", line) for line in output.splitlines()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    if not starts:
+        return None, None, None
+    origin = None
+    index = starts[-1] + 1
+    while index < len(lines) and (lines[index].startswith(" ") or not lines[index].strip()):
+        frame = re.match(r'\s+File "(.*)", line (\d+)', lines[index])
+        if frame:
+            origin = f"{frame.group(1)}:{frame.group(2)}"
+        index += 1
+    if index >= len(lines):
+        return None, None, origin
+    match = re.match(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$", lines[index])
+    if match is None:
+        return None, None, origin
+    message = "\n".join([match.group(2) or ""] + lines[index + 1:])
+    return match.group(1), message.strip(), origin
+
+
+def matches(run: Run, rule: RuleRun) -> bool:
+    if run.status != "failed" or run.error_type is None:
+        return False
+    short_type = run.error_type.rsplit(".", 1)[-1]
+    return any(short_type == kind and re.search(pattern, run.message or "")
+               for kind, pattern in rule.errors)
+
+
+def raises_on_purpose(path: str) -> Optional[int]:
+    """Line of the first `raise` or `assert` in a fixture program, if any."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Raise, ast.Assert)):
+            return node.lineno
+    return None
+
+
+# ---------------------------------------------------------------- linting
+
+
+def expected_findings(source: str) -> Counter:
+    """(line, code) marked `# expect: CODE[, CODE...]` at the end of a line."""
+    marks: Counter = Counter()
+    for number, line in enumerate(source.splitlines(), 1):
+        match = EXPECT_RE.search(line)
+        if match:
+            for code in match.group(1).split(","):
+                marks[(number, code.strip())] += 1
+    return marks
+
+
+def lint_findings(path: str) -> Counter:
+    from .cli import lint_path  # the CLI's own path: decoding and `# noqa` included
+
+    findings, skipped = lint_path(path, Options())
+    if skipped is not None:
+        raise ValueError(f"{os.path.basename(path)} was not linted: {skipped}")
+    return Counter((f.line, f.code) for f in findings)
+
+
+def _describe(findings: Counter) -> str:
+    return ", ".join(f"{code}@{line}" for (line, code), n in sorted(findings.items()) for _ in range(n))
+
+
+def check_lint(bad: str, good: str) -> List[str]:
+    problems = []
+    with open(bad, encoding="utf-8") as handle:
+        expected = expected_findings(handle.read())
+    found = lint_findings(bad)
+    if not expected:
+        problems.append("bad.py has no `# expect:` marks")
+    if found != expected:
+        if expected - found:
+            problems.append(f"bad.py: linter misses {_describe(expected - found)}")
+        if found - expected:
+            problems.append(f"bad.py: linter reports unmarked {_describe(found - expected)}")
+    extra = lint_findings(good)
+    if extra:
+        problems.append(f"good.py: linter reports {_describe(extra)}")
+    return problems
+
+
+def _autofixer():
+    """The autofix entry point once one exists: fix_source(source, filename) -> str."""
+    try:
+        from .fix import fix_source  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return fix_source
+
+
+# ---------------------------------------------------------------- one fixture
+
+
+def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[bool] = None) -> Result:
+    name = os.path.basename(os.path.normpath(folder))
+    match = FIXTURE_RE.match(name)
+    result = Result(name, match.group(1) if match else "?")
+    if match is None or result.rule not in RULES:
+        result.problems.append(f"folder name must be <rule>_<case> for a rule in {sorted(RULES)}")
+        return result
+    rule = RULES[result.rule]
+    bad, good = (os.path.join(folder, f) for f in ("bad.py", "good.py"))
+    for path in (bad, good):
+        if not os.path.isfile(path):
+            result.problems.append(f"missing {os.path.basename(path)}")
+    if result.problems:
+        return result
+    for path in (bad, good):
+        line = raises_on_purpose(path)
+        if line is not None:
+            result.problems.append(f"{os.path.basename(path)}:{line} raises on purpose")
+
+    try:
+        result.problems += check_lint(bad, good)
+        result.lint = "ok" if not result.problems else "mismatch"
+    except (ValueError, SyntaxError, OSError) as error:
+        result.lint = "error"
+        result.problems.append(f"lint: {error}")
+
+    stand_in = STAND_IN if rule.stand_in else None
+    with tempfile.TemporaryDirectory(prefix=f"tdv-{name}-") as work:
+        work = os.path.join(work, name)
+        shutil.copytree(folder, work)
+        if os.path.isfile(os.path.join(work, "prepare.py")):
+            prepared = run_program("prepare.py", work, timeout)
+            if prepared.status != "passed":
+                result.problems.append(f"prepare.py {prepared.status}: {prepared.error}")
+                return _finish(result)
+        result.bad = run_program("bad.py", work, timeout, stand_in)
+        if result.bad.status == "timeout":
+            result.problems.append("bad.py timed out")
+        elif result.bad.status == "passed":
+            result.problems.append("bad.py did not fail")
+        elif not matches(result.bad, rule):
+            result.problems.append(f"bad.py failed, but not with PyTorch's error for {result.rule}: "
+                                   f"{result.bad.error}")
+        result.good = run_program("good.py", work, timeout, stand_in)
+        if result.good.status != "passed":
+            result.problems.append(f"good.py {result.good.status}: {result.good.error}")
+        fixer = _autofixer()
+        if fixer is not None:
+            result.fix = _check_fix(fixer, bad, work, timeout, stand_in, result.problems)
+        if gpu is None:
+            gpu = accelerator_available()
+        if gpu:
+            result.gpu = _check_gpu(rule, work, timeout, result.problems)
+    return _finish(result)
+
+
+def _check_fix(fixer, bad: str, work: str, timeout: float, device: Optional[str],
+               problems: List[str]) -> str:
+    with open(bad, encoding="utf-8") as handle:
+        source = handle.read()
+    fixed = fixer(source, bad)
+    if fixed == source:
+        return "none"
+    path = os.path.join(work, "fixed.py")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(fixed)
+    before = len(problems)
+    run = run_program("fixed.py", work, timeout, device)
+    if run.status != "passed":
+        problems.append(f"fixed bad.py {run.status}: {run.error}")
+    left = lint_findings(path)
+    if left:
+        problems.append(f"fixed bad.py: linter still reports {_describe(left)}")
+    return "ok" if len(problems) == before else "failed"
+
+
+def _check_gpu(rule: RuleRun, work: str, timeout: float, problems: List[str]) -> str:
+    before = len(problems)
+    good = run_program("good.py", work, timeout, hide_cuda=False)
+    if good.status != "passed":
+        problems.append(f"good.py on the accelerator {good.status}: {good.error}")
+    if rule.fails_on_gpu:
+        bad = run_program("bad.py", work, timeout, hide_cuda=False)
+        if not matches(bad, rule):
+            problems.append(f"bad.py on the accelerator did not fail the same way: {bad.error}")
+    return "passed" if len(problems) == before else "failed"
+
+
+def _finish(result: Result) -> Result:
+    result.passed = not result.problems
+    return result
+
+
+# ---------------------------------------------------------------- all fixtures
+
+
+def fixture_folders(root: str) -> List[str]:
+    return sorted(os.path.join(root, name) for name in os.listdir(root)
+                  if os.path.isdir(os.path.join(root, name)) and not name.startswith((".", "_")))
+
+
+def run_all(root: str, timeout: float = DEFAULT_TIMEOUT, jobs: int = 0) -> Dict[str, Any]:
+    folders = fixture_folders(root)
+    gpu = accelerator_available()
+    jobs = jobs or min(4, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(lambda folder: run_fixture(folder, timeout, gpu), folders))
+    counts = Counter(r.rule for r in results)
+    return {
+        "torch": _torch_version(),
+        "accelerator": gpu,
+        "fixtures": [_as_dict(r) for r in results],
+        "rules": {code: {"name": RULES_BY_CODE[code].name if code in RULES_BY_CODE else "",
+                         "prevents": run.prevents, "fixtures": counts.get(code, 0)}
+                  for code, run in RULES.items()},
+        "no_cpu_failure": NO_CPU_FAILURE,
+        "passed": sum(r.passed for r in results),
+        "failed": sum(not r.passed for r in results),
+    }
+
+
+def _as_dict(result: Result) -> Dict[str, Any]:
+    data = asdict(result)
+    data["row"] = result.row()
+    return data
+
+
+def _torch_version() -> Optional[str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
+
+
+def report(data: Dict[str, Any]) -> str:
+    lines = []
+    for fixture in data["fixtures"]:
+        lines.append(fixture["row"])
+        lines += [f"    {problem}" for problem in fixture["problems"]]
+    for code, reason in data["no_cpu_failure"].items():
+        lines.append(f"---- {code}: no CPU-only failure exists: {reason}")
+    lines.append(f"{data['passed']} passed, {data['failed']} failed")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- README section
+
+
+def readme_section(data: Dict[str, Any]) -> str:
+    """The proof table, from the harness's JSON results only."""
+    seen: Dict[str, List[str]] = {}
+    for fixture in data["fixtures"]:
+        bad = fixture["bad"] or {}
+        if fixture["passed"] and bad.get("error_type"):
+            device = f" (on `{bad['device']}`)" if bad["device"] != "cpu-only" else ""
+            text = f"`{bad['error_type']}: {_short(first_line(bad['message']))}`{device}"
+            if text not in seen.setdefault(fixture["rule"], []):
+                seen[fixture["rule"]].append(text)
+    accelerator = "with an accelerator" if data["accelerator"] else "CPU-only"
+    lines = [
+        "## Proof: every rule fails for real",
+        "",
+        "Generated by `python -m flake8_torchdevice.harness --json | "
+        "python -m flake8_torchdevice.harness --readme README.md`; do not edit by hand.",
+        "",
+        f"Each rule has fixture programs under `fixtures/` that the harness runs under real "
+        f"PyTorch ({data['torch'] or 'unknown version'}, {accelerator}, CUDA hidden from the "
+        "programs): the buggy `bad.py` fails with PyTorch's own error, the fixed `good.py` runs, "
+        "and the linter reports exactly the marked lines. Bugs that need a second device use "
+        "`meta` as the stand-in accelerator.",
+        "",
+        "| Rule | The PyTorch error it prevents | Raised in this run | Fixtures passed |",
+        "|---|---|---|---|",
+    ]
+    by_rule = Counter(f["rule"] for f in data["fixtures"] if f["passed"])
+    for code, info in data["rules"].items():
+        name = f" `{info['name']}`" if info["name"] else ""
+        raised = "<br>".join(seen.get(code, [])) or "none"
+        lines.append(f"| {code}{name} | {_cell(info['prevents'])} | {raised} | "
+                     f"{by_rule.get(code, 0)} of {info['fixtures']} |")
+    if data["no_cpu_failure"]:
+        lines += ["", "Rules with no CPU-only failure to show:", ""]
+        lines += [f"- {code}: {reason}" for code, reason in data["no_cpu_failure"].items()]
+    lines += ["", f"Result: {data['passed']} passed, {data['failed']} failed."]
+    return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 110) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def replace_section(readme: str, section: str) -> str:
+    """README text with the part between the proof markers replaced by `section`."""
+    start, end = readme.find(README_START), readme.find(README_END)
+    body = f"{README_START}\n{section}\n{README_END}"
+    if start == -1 or end == -1 or end < start:
+        return readme.rstrip("\n") + ("\n\n" if readme.strip() else "") + body + "\n"
+    return readme[:start] + body + readme[end + len(README_END):]
+
+
+def write_readme(path: str, data: Dict[str, Any]) -> None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            readme = handle.read()
+    except FileNotFoundError:
+        readme = ""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(replace_section(readme, readme_section(data)))
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flake8_torchdevice.harness",
+                                     description="Run the runtime fixtures under real PyTorch.")
+    parser.add_argument("fixtures", nargs="?", default=DEFAULT_FIXTURES, help="fixtures folder")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per program run")
+    parser.add_argument("--jobs", type=int, default=0, help="fixtures run at once (default: up to 4)")
+    parser.add_argument("--readme", metavar="PATH",
+                        help="read JSON results from stdin and rewrite the proof section of PATH")
+    args = parser.parse_args(argv)
+    if args.readme:
+        data = json.load(sys.stdin)
+        if data.get("failed") or not data.get("fixtures"):
+            print("not writing the README: the results hold failures or no fixtures", file=sys.stderr)
+            return 1
+        write_readme(args.readme, data)
+        return 0
+    if not os.path.isdir(args.fixtures):
+        print(f"no fixtures folder: {args.fixtures}", file=sys.stderr)
+        return 2
+    data = run_all(args.fixtures, args.timeout, args.jobs)
+    print(json.dumps(data, indent=2) if args.json else report(data))
+    return 1 if data["failed"] or not data["fixtures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

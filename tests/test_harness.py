@@ -1,0 +1,205 @@
+"""The runtime harness: every fixture really fails (bad.py) and really runs (good.py)
+under PyTorch, and the harness itself notices broken fixtures."""
+
+import io
+import json
+import os
+import sys
+import textwrap
+from collections import Counter
+
+import pytest
+
+from flake8_torchdevice import harness
+
+torch = pytest.importorskip("torch")
+
+FIXTURES = harness.fixture_folders(harness.DEFAULT_FIXTURES)
+CORE_RULES = ("TDV101", "TDV102", "TDV201", "TDV301", "TDV401")
+
+
+@pytest.mark.parametrize("folder", FIXTURES, ids=[os.path.basename(f) for f in FIXTURES])
+def test_fixture_proves_its_rule(folder):
+    result = harness.run_fixture(folder)
+    assert result.passed, "\n".join([result.row()] + result.problems + [result.bad.tail if result.bad else ""])
+    assert result.bad.status == "failed" and harness.matches(result.bad, harness.RULES[result.rule])
+    assert result.good.status == "passed"
+    assert result.lint == "ok"
+
+
+def test_every_core_rule_has_two_fixtures():
+    counts = Counter(harness.FIXTURE_RE.match(os.path.basename(f)).group(1) for f in FIXTURES)
+    assert all(counts[code] >= 2 for code in CORE_RULES), counts
+
+
+def test_every_fixture_folder_is_named_after_a_known_rule():
+    for folder in FIXTURES:
+        match = harness.FIXTURE_RE.match(os.path.basename(folder))
+        assert match and match.group(1) in harness.RULES, folder
+
+
+# ---------------------------------------------------------------- broken fixtures are caught
+
+
+def make_fixture(root, name, bad, good="print('ok')\n"):
+    folder = root / name
+    folder.mkdir()
+    (folder / "bad.py").write_text(textwrap.dedent(bad))
+    (folder / "good.py").write_text(textwrap.dedent(good))
+    return str(folder)
+
+
+def test_bad_program_that_does_not_fail_is_reported(tmp_path):
+    folder = make_fixture(tmp_path, "TDV101_no_failure", """\
+        class Batch:
+            def cuda(self):
+                return self
+        Batch().cuda()  # expect: TDV101
+    """)
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert not result.passed
+    assert result.bad.status == "passed"
+    assert "bad.py did not fail" in result.problems
+
+
+def test_failure_that_is_not_pytorchs_is_reported(tmp_path):
+    folder = make_fixture(tmp_path, "TDV101_name_error", """\
+        model = build_model()
+        model.cuda()  # expect: TDV101
+    """)
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert not result.passed
+    assert (result.bad.error_type, result.lint) == ("NameError", "ok")
+    assert result.problems == ["bad.py failed, but not with PyTorch's error for TDV101: "
+                               "NameError: name 'build_model' is not defined"]
+
+
+def test_raising_the_expected_message_on_purpose_is_reported(tmp_path):
+    folder = make_fixture(tmp_path, "TDV101_fake", """\
+        class Net:
+            def cuda(self):
+                raise AssertionError("Torch not compiled with CUDA enabled")
+        Net().cuda()  # expect: TDV101
+    """)
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert not result.passed
+    assert harness.matches(result.bad, harness.RULES["TDV101"])  # the message alone would pass
+    assert result.problems == ["bad.py:3 raises on purpose"]
+
+
+def test_lint_mismatch_and_failing_good_program_are_reported(tmp_path):
+    folder = make_fixture(tmp_path, "TDV102_wrong_marks", """\
+        import torch
+        x = torch.ones(2).cuda()  # expect: TDV102
+    """, good="import torch\nx = torch.ones(2).cuda()\n")
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert result.lint == "mismatch"
+    assert result.problems == [
+        "bad.py: linter misses TDV102@2",
+        "bad.py: linter reports unmarked TDV101@2",
+        "good.py: linter reports TDV101@2",
+        "good.py failed: AssertionError: Torch not compiled with CUDA enabled",
+    ]
+
+
+def test_a_hanging_program_times_out(tmp_path):
+    folder = make_fixture(tmp_path, "TDV101_hangs", """\
+        import time
+        time.sleep(600)
+        model.cuda()  # expect: TDV101
+    """)
+    result = harness.run_fixture(folder, timeout=2, gpu=False)
+    assert result.bad.status == "timeout"
+    assert "bad.py timed out" in result.problems and not result.passed
+
+
+def test_command_reports_rows_and_exit_status(tmp_path, capsys):
+    make_fixture(tmp_path, "TDV101_no_failure", "print('fine')\nx = 1  # expect: TDV101\n")
+    make_fixture(tmp_path, "README_not_a_fixture", "print('x')\n")
+    assert harness.main([str(tmp_path), "--timeout", "60"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("FAIL TDV101 TDV101_no_failure | bad: passed | good: passed | lint: mismatch")
+               for line in out)
+    assert any(line.startswith("FAIL ? README_not_a_fixture") for line in out)
+    assert out[-1] == "0 passed, 2 failed"
+    assert any(line.startswith("---- TDV501: no CPU-only failure exists") for line in out)
+
+
+# ---------------------------------------------------------------- pieces
+
+
+def test_traceback_parsing_takes_the_last_exception():
+    output = textwrap.dedent("""\
+        Traceback (most recent call last):
+          File "a.py", line 1, in <module>
+        KeyError: 'x'
+
+        During handling of the above exception, another exception occurred:
+
+        [rank0]: Traceback (most recent call last):
+        [rank0]:   File "bad.py", line 9, in <module>
+        [rank0]:     ddp = DDP(model, device_ids=[0])
+        [rank0]:   File "/torch/nn/parallel/distributed.py", line 939, in __init__
+        [rank0]: ValueError: first line
+        [rank0]: second line
+    """)
+    assert harness.parse_traceback(output) == (
+        "ValueError", "first line\nsecond line", "/torch/nn/parallel/distributed.py:939")
+    assert harness.parse_traceback("killed\n") == (None, None, None)
+    assert harness.parse_traceback("Traceback (most recent call last):\n  File \"x\", line 2\n"
+                                   "torch.OutOfMemoryError\n")[0] == "torch.OutOfMemoryError"
+
+
+def test_expect_marks():
+    source = "a\nx.cuda()  # expect: TDV101\ny.to('cuda')  # expect: TDV102, TDV102\n# expect: nothing\n"
+    assert harness.expected_findings(source) == Counter({(2, "TDV101"): 1, (3, "TDV102"): 2})
+
+
+def test_checkpoint_saved_as_if_on_cuda(tmp_path):
+    path = str(tmp_path / "ckpt.pt")
+    registry = list(torch.serialization._package_registry)
+    harness.save_as_if_on_cuda({"w": torch.ones(3), "b": torch.zeros(2), "step": 4}, path)
+    assert torch.serialization._package_registry == registry  # the hook is gone again
+    assert harness.saved_locations(path) == ["cuda:0", "cuda:0"]
+    assert torch.load(path, map_location="cpu")["w"].tolist() == [1.0, 1.0, 1.0]
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="^Attempting to deserialize object on a CUDA device"):
+            torch.load(path)
+    plain = str(tmp_path / "plain.pt")
+    torch.save({"w": torch.ones(3)}, plain)
+    assert harness.saved_locations(plain) == ["cpu"]
+
+
+RESULTS = {
+    "torch": "2.13.0+cpu", "accelerator": False, "passed": 1, "failed": 0,
+    "fixtures": [{"rule": "TDV301", "passed": True, "bad": {
+        "error_type": "RuntimeError", "device": "cpu-only",
+        "message": "Attempting to deserialize object on a CUDA device but ...\nmore"}}],
+    "rules": {"TDV301": {"name": "load-without-map-location", "prevents": "RuntimeError: a|b", "fixtures": 1}},
+    "no_cpu_failure": {"TDV501": "only warns"},
+}
+
+
+def test_readme_section_replaces_only_between_markers(tmp_path, monkeypatch):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\n<!-- proof:start -->\nold table\n<!-- proof:end -->\n\n## After\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(RESULTS)))
+    assert harness.main(["--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# Title\n\n<!-- proof:start -->\n## Proof: every rule fails for real\n")
+    assert text.endswith("<!-- proof:end -->\n\n## After\n") and "old table" not in text
+    assert ("| TDV301 `load-without-map-location` | RuntimeError: a\\|b | "
+            "`RuntimeError: Attempting to deserialize object on a CUDA device but ...` | 1 of 1 |") in text
+    assert "- TDV501: only warns" in text
+
+
+def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_path, monkeypatch):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(RESULTS)))
+    assert harness.main(["--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# Title\n\n<!-- proof:start -->\n") and text.endswith("<!-- proof:end -->\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(dict(RESULTS, failed=1))))
+    assert harness.main(["--readme", str(readme)]) == 1
+    assert readme.read_text() == text
