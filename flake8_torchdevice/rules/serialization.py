@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import has_star_kwargs, keyword, positional_args
+from typing import Dict, Optional, Set
+
+from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args
 from .base import Rule
 
 # Loader -> index of its positional `map_location` parameter.
@@ -15,6 +17,17 @@ LOADERS = {
     "torch.hub.load_state_dict_from_url": 2,
     "torch.utils.model_zoo.load_url": 2,
 }
+
+
+SAVERS = {"torch.save", "torch.serialization.save", "torch.jit.save"}
+
+
+def _file_key(node: cst.CSTNode) -> Optional[str]:
+    """`buffer`, `tmp.name` -> `buffer`, `tmp`: what a save and a load both name."""
+    name = dotted_name(node)
+    if name is not None and name.endswith(".name"):
+        name = name[: -len(".name")]
+    return name
 
 
 class LoadWithoutMapLocation(Rule):
@@ -84,8 +97,23 @@ class LoadWithoutMapLocation(Rule):
         "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url(URL)  # expect: TDV301\n",
     ]
 
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._saved: Dict[int, Set[str]] = {}  # per scope: buffers/paths torch.save wrote to
+
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
+        # torch.save(obj, f) / script_module.save(f): remember f for a later load.
+        saved_to = None
+        if qualified in SAVERS and len(node.args) >= 2:
+            saved_to = node.args[1].value
+        elif method_call(node, "save") is not None and node.args:
+            saved_to = node.args[0].value
+        if saved_to is not None:
+            key = _file_key(saved_to)
+            if key:
+                self._saved.setdefault(id(self.ctx.function_scope().node), set()).add(key)
+            return
         index = LOADERS.get(qualified or "")
         if index is None or self.ctx.guarded:
             return
@@ -93,4 +121,7 @@ class LoadWithoutMapLocation(Rule):
             return
         if any(arg.star == "*" for arg in node.args) or len(positional_args(node)) > index:
             return
+        source = first_argument(node, "f")
+        if source is not None and _file_key(source) in self._saved.get(id(self.ctx.function_scope().node), ()):
+            return  # a round trip: this function saved it, on this machine, a moment ago
         self.report(node, self.message.format(name=qualified))

@@ -1,0 +1,157 @@
+"""Idioms met while reading every finding on timm 1.0.31 and PyTorch's own sources
+(docs/precision.md). Each case is the shape of real code, in our own words: the
+negatives were false positives once, the positives are the real bugs found there."""
+
+from conftest import lint
+
+
+def test_device_default_built_with_torch_device_is_a_parameter_default():
+    # timm's prefetch loader: `device: torch.device = torch.device('cuda')`
+    code = """
+    import torch
+    class Prefetcher:
+        def __init__(self, loader, device: torch.device = torch.device("cuda")):
+            self.device = device
+    """
+    assert lint(code) == []
+    assert lint(code, check_param_defaults=True) == [(4, 67, "TDV102")]
+
+
+def test_module_method_without_tensor_inputs_is_not_device_sensitive():
+    # example-input helpers of test models build CPU inputs on purpose
+    code = """
+    import torch
+    class Net(torch.nn.Module):
+        def get_example_inputs(self):
+            return (torch.rand(1, 5),)
+    """
+    assert lint(code) == []
+
+
+def test_loss_builder_is_not_a_loss_function():
+    code = """
+    import torch
+    def create_loss(loss_type, class_weight=None):
+        return BinaryCrossEntropy(weight=torch.as_tensor(class_weight, dtype=torch.float32))
+    """
+    assert lint(code) == []
+
+
+def test_forward_returning_cpu_statistics_is_reported():
+    # a forward that always returns CPU tensors, whatever device x is on
+    code = """
+    import torch
+    class Stats(torch.nn.Module):
+        def forward(self, x):
+            mean = torch.zeros([3, 64])
+            for i in range(3):
+                mean[i] = x[:, i].mean(0)
+            return mean, x
+    """
+    assert lint(code) == [(5, 15, "TDV201")]
+
+
+def test_scalar_tensor_from_a_number_variable_is_0_dim():
+    code = """
+    import torch
+    class M(torch.nn.Module):
+        def forward(self, x):
+            eps = 3.14
+            half = 2
+            return cond(x.sum() > 0, f, g, [x, torch.tensor(eps), torch.tensor(-half / 2)])
+    """
+    assert lint(code) == []
+
+
+def test_device_of_the_cpu_tensor_itself_is_not_device_aware():
+    code = """
+    import torch
+    def bucket(a, boundaries):
+        a = a if isinstance(a, torch.Tensor) else torch.tensor(a)
+        start = torch.zeros(a.shape, device=a.device)
+        return start + a
+    """
+    assert lint(code) == []
+
+
+def test_rpc_call_is_not_a_tensor_op():
+    code = """
+    import torch
+    import torch.distributed.rpc as rpc
+    def run(dst, device):
+        rets = rpc.rpc_sync(dst, add, args=(torch.zeros(2), torch.ones(2)))
+        return rets[0] + torch.ones(2).to(device)
+    """
+    assert lint(code) == []
+
+
+def test_save_then_load_in_the_same_function_is_a_round_trip():
+    code = """
+    import io
+    import torch
+    def check(model):
+        buffer = io.BytesIO()
+        torch.save(model.state_dict(), buffer)
+        buffer.seek(0)
+        return torch.load(buffer)
+    def check_file(model, tmp):
+        torch.save(model, tmp.name)
+        return torch.load(tmp.name)
+    def restore(path):
+        return torch.load(path)
+    """
+    assert lint(code) == [(13, 11, "TDV301")]
+
+
+def test_ddp_of_a_module_returned_by_a_helper_is_not_reported():
+    # the helper may have moved it (model_class.init(..., DEVICE_BEFORE))
+    code = """
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    def parity(model_class, rank):
+        model = model_class.init(rank)
+        return DDP(model, device_ids=[rank])
+    def loop(models, rank):
+        for model in models:
+            ddp = DDP(model, device_ids=[rank])
+    """
+    assert lint(code) == []
+
+
+def test_ddp_of_a_module_constructed_here_is_reported():
+    code = """
+    import torch.nn as nn
+    def setup(rank):
+        model = nn.Sequential(nn.Linear(3, 3))
+        return nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    """
+    assert lint(code) == [(5, 11, "TDV401")]
+
+
+def test_function_named_for_cuda_is_cuda_only_code():
+    code = """
+    import torch
+    def to_cuda(batch):
+        return batch.cuda()
+    class TestGPUKernels:
+        def test_add(self):
+            x = torch.ones(2, device="cuda")
+    def to_cpu_or_cuda(batch):
+        return batch
+    """
+    assert lint(code) == []
+
+
+def test_explicit_device_id_is_a_guard():
+    code = """
+    import torch
+    def build(size, device_id=None):
+        if device_id is None:
+            return torch.empty(size)
+        else:
+            return torch.empty(size).cuda(device_id)
+    def build2(size, device_id=None):
+        if device_id is not None:
+            return torch.empty(size).cuda(device_id)
+        return torch.empty(size).cuda()
+    """
+    assert lint(code) == [(11, 11, "TDV101")]
