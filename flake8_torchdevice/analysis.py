@@ -424,6 +424,11 @@ class Analyzer(cst.CSTVisitor):
             return -sign
         return 0
 
+    def _loops_over_gpus(self, iterable: cst.BaseExpression) -> bool:
+        """`for i in range(torch.cuda.device_count())`: the body never runs without CUDA."""
+        return (isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "range"
+                and len(iterable.args) == 1 and self.cuda_polarity(iterable.args[0].value) > 0)
+
     def is_guard_decorator(self, decorator: cst.BaseExpression) -> bool:
         """`@skipIf(not torch.cuda.is_available(), ...)`, `@requires_cuda`, ..."""
         if isinstance(decorator, cst.Call):
@@ -501,15 +506,16 @@ class Analyzer(cst.CSTVisitor):
                     top = full.split(".", 1)[0]
                     bindings[top] = top
         elif isinstance(node, cst.ImportFrom):
-            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            if isinstance(node.names, cst.ImportStar):
                 return
-            module = dotted_name(node.module) or ""
+            # `from .utils import load`: a local module's name shadows torch's.
+            module = "" if node.relative or node.module is None else dotted_name(node.module) or ""
             for alias in node.names:
                 imported = dotted_name(alias.name) or ""
                 local = imported
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     local = alias.asname.name.value
-                bindings[local] = f"{module}.{imported}"
+                bindings[local] = f"{module}.{imported}" if module else None
 
     def _bind_targets(self, target: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -549,8 +555,15 @@ class Analyzer(cst.CSTVisitor):
             for target in node.targets:  # type: ignore[attr-defined]
                 self._bind_targets(target.target)
             self._record_move(node.value, [n for n in (dotted_name(t.target) for t in node.targets) if n])  # type: ignore[attr-defined]
-        elif kind in ("AnnAssign", "AugAssign"):
+        elif kind in ("AnnAssign", "AugAssign", "For", "NamedExpr"):
             self._bind_targets(node.target)  # type: ignore[attr-defined]
+        elif kind in ("ListComp", "SetComp", "DictComp", "GeneratorExp"):
+            comp_for = node.for_in  # type: ignore[attr-defined]  # bound before the element is visited
+            while comp_for is not None:
+                self._bind_targets(comp_for.target)
+                comp_for = comp_for.inner_for_in
+        elif kind == "AsName" and not isinstance(self.parent(), cst.ImportAlias):
+            self._bind_targets(node.name)  # type: ignore[attr-defined]  # `with ... as x`, `except E as x`
         elif kind == "Expr":
             self._record_move(node.value)  # type: ignore[attr-defined]
         elif kind == "ClassDef":
@@ -595,6 +608,10 @@ class Analyzer(cst.CSTVisitor):
                 self._enter_body(node)
             elif kind == "IfExp":
                 guard = self.cuda_polarity(node.test) > 0  # type: ignore[attr-defined]
+            elif kind == "For":
+                guard = self._loops_over_gpus(node.iter)  # type: ignore[attr-defined]
+        elif attribute in ("elt", "key", "value") and kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
+            guard = self._loops_over_gpus(node.for_in.iter)  # type: ignore[attr-defined]
         elif attribute == "orelse":
             if kind == "If" and isinstance(node.orelse, cst.If):  # type: ignore[attr-defined]
                 self._elif_ids.add(id(node.orelse))  # type: ignore[attr-defined]

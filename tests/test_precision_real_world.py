@@ -155,3 +155,51 @@ def test_explicit_device_id_is_a_guard():
         return torch.empty(size).cuda()
     """
     assert lint(code) == [(11, 11, "TDV101")]
+
+
+def test_as_tensor_of_a_tensor_keeps_its_device():
+    code = """
+    import torch
+    class Block(torch.nn.Module):
+        def forward(self, x):
+            y = torch.as_tensor(self.project(x))
+            z = torch.as_tensor(x, dtype=torch.complex64)
+            return y + z + torch.tensor(x)
+    """
+    assert lint(code) == []
+
+
+def test_literal_data_in_forward_is_reported():
+    code = """
+    import torch
+    class Block(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.tensor([0.5, 2.0])
+    """
+    assert lint(code) == [(5, 19, "TDV201")]
+
+
+def test_empty_placeholder_and_helper_returns_are_not_reported():
+    code = """
+    import torch
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            acc = torch.empty(0)
+            for block in self.blocks:
+                acc = block(x)
+            return acc
+        def _masking(self, x):
+            keep = torch.multinomial(torch.ones(x.shape[0], x.shape[1]), 4)
+            return x[:, keep], keep
+    """
+    assert lint(code) == []
+
+
+def test_loop_over_gpu_count_is_guarded():
+    code = """
+    import torch
+    devices = [torch.device(f"cuda:{i}") for i in range(torch.cuda.device_count())]
+    for i in range(torch.cuda.device_count()):
+        torch.zeros(1).cuda(i)
+    """
+    assert lint(code) == []

@@ -65,6 +65,7 @@ class _Frame:
     params: List[str] = field(default_factory=list)
     tensor_params: Set[str] = field(default_factory=set)  # parameters that may hold tensors
     numbers: Set[str] = field(default_factory=set)  # names bound to number literals
+    returns_to_caller: bool = False  # forward / loss: the return value leaves the module
 
 
 @dataclass
@@ -208,6 +209,7 @@ class FactoryWithoutDevice(Rule):
         elif info is None and _LOSS_FUNCTION_RE.search(name):
             strict = True
         frame = _Frame(node, strict=strict, method_name=method_name, params=params)
+        frame.returns_to_caller = strict and (method_name is None or name in ("forward", "__call__"))
         frame.device_names = device_names
         frame.tensor_params = tensor_params
         self._frames.append(frame)
@@ -355,7 +357,9 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, cst.AugAssign):
                 return (BAD if strict and child is parent.value else NEUTRAL), None
             if isinstance(parent, (cst.Return, cst.Yield)):
-                return (BAD if strict else NEUTRAL), None
+                # What forward (or a loss) returns meets the caller's tensors; what a
+                # helper method returns is judged where forward uses it, which we do not follow.
+                return (BAD if strict and self._frame.returns_to_caller else NEUTRAL), None
             return NEUTRAL, None
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
@@ -370,14 +374,17 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
-        others = [a.value for a in call.args if a is not arg]
-        if isinstance(call.func, cst.Attribute):
-            others.append(call.func.value)
-        for other in others:
-            elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
-            if any(self._is_tensor_operand(getattr(e, "value", e)) for e in elements):
-                return BAD
-        if _is_tensor_op(self.ctx.resolve(call.func)):
+        tensor_op = _is_tensor_op(self.ctx.resolve(call.func))
+        if tensor_op or self._frame.strict:
+            # torch.cat([x, t]): mixing with a tensor on the model's device fails here
+            others = [a.value for a in call.args if a is not arg]
+            if isinstance(call.func, cst.Attribute):
+                others.append(call.func.value)
+            for other in others:
+                elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
+                if any(self._is_tensor_operand(getattr(e, "value", e)) for e in elements):
+                    return BAD
+        if tensor_op:
             return None
         return BAD if self._frame.strict else NEUTRAL
 
@@ -387,20 +394,21 @@ class FactoryWithoutDevice(Rule):
         return keyword(call, "device") is not None or has_star_kwargs(call)
 
     def _is_scalar(self, factory: str, call: cst.Call) -> bool:
-        """`torch.tensor(0.5)`: a 0-dim CPU tensor mixes with tensors on any device."""
-        if factory not in ("tensor", "as_tensor"):
-            return False
+        """Calls whose result is not a CPU tensor that can meet the model's tensors:
+        `torch.tensor(0.5)` (0-dim, mixes with any device), `torch.as_tensor(t)` of a
+        tensor (keeps t's device), `torch.empty(0)` (a placeholder)."""
         args = positional_args(call)
         if not args:
             return False
         value = args[0].value
-        if number_value(value) is not None or isinstance(value, cst.Name) and value.value in ("True", "False"):
-            return True
-        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
-            return True  # arithmetic on Python numbers: torch.tensor(-width / 2)
-        if isinstance(value, cst.Name) and value.value in self._frame.numbers:
-            return True
-        return isinstance(value, cst.Call) and last_identifier(value.func) in ("float", "int", "bool")
+        if factory not in ("tensor", "as_tensor"):
+            return number_value(value) == 0 and len(args) == 1
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            return False  # literal data: certainly a new CPU tensor
+        if factory == "tensor" and isinstance(value, cst.Name):
+            # torch.tensor(values): a Python list, unless we know it is a number or a tensor
+            return value.value in self._frame.numbers or value.value in self._frame.tensor_params
+        return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
 
     def _is_device_value(self, node: cst.CSTNode) -> bool:
         """A device chosen at run time: `x.device`, `device`, `torch.device(name)`."""
