@@ -41,6 +41,11 @@ Per fixture, the harness checks:
    rules whose bug fails on a real accelerator too (`fails_on_gpu`), `bad.py` must
    fail there with the same kind of error; otherwise `gpu: skipped`.
 
+A fixture whose bug cannot show on a CPU-only machine says so in bad.py's
+docstring, on a line `No CPU-only failure: <reason>`. Its bad.py must then run
+cleanly CPU-only (the claim is checked too), and it must fail on an accelerator
+when one is present (step 5); without one its row says `gpu: skipped`.
+
 Every subprocess has a timeout: one hanging fixture cannot hang the harness.
 The harness imports torch only to ask whether an accelerator is present.
 """
@@ -113,7 +118,7 @@ RULES: Dict[str, RuleRun] = {
                       'only work with single-device/multiple-device GPU modules or CPU modules"',
                       (("ValueError", r"^DistributedDataParallel device_ids and output_device arguments "
                         r"only work with single-device/multiple-device GPU modules or CPU modules"),
-                       ("RuntimeError", r"module must have its parameters and buffers on device")),
+                       ("RuntimeError", r"^module must have its parameters and buffers on device")),  # DataParallel
                       fails_on_gpu=True),
 }
 
@@ -155,11 +160,15 @@ class Result:
     lint: str = "not run"
     fix: str = "none"
     gpu: str = "skipped"
+    # Why bad.py cannot fail CPU-only, from its docstring; None: it must fail there.
+    gpu_only: Optional[str] = None
     problems: List[str] = field(default_factory=list)
 
     def row(self) -> str:
         bad = self.bad
-        if bad is not None and bad.status == "failed":
+        if self.gpu_only is not None and bad is not None and bad.status == "passed":
+            bad_text = "no CPU-only failure (see its docs)"
+        elif bad is not None and bad.status == "failed":
             where = f" on {bad.device}" if bad.device != "cpu-only" else ""
             bad_text = f"failed{where} with {bad.error}"
         else:
@@ -295,6 +304,14 @@ def matches(run: Run, rule: RuleRun) -> bool:
                for kind, pattern in rule.errors)
 
 
+def no_cpu_failure_reason(path: str) -> Optional[str]:
+    """The reason given in bad.py's docstring, on a line `No CPU-only failure: <reason>`."""
+    with open(path, encoding="utf-8") as handle:
+        docstring = ast.get_docstring(ast.parse(handle.read(), path)) or ""
+    match = re.search(r"^No CPU-only failure:\s*(.+?)(?:\n\s*\n|\Z)", docstring, re.M | re.S)
+    return " ".join(match.group(1).split()) if match else None
+
+
 def raises_on_purpose(path: str) -> Optional[int]:
     """Line of the first `raise` or `assert` in a fixture program, if any."""
     with open(path, encoding="utf-8") as handle:
@@ -376,6 +393,7 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
             result.problems.append(f"missing {os.path.basename(path)}")
     if result.problems:
         return result
+    result.gpu_only = no_cpu_failure_reason(bad)
     for path in (bad, good):
         line = raises_on_purpose(path)
         if line is not None:
@@ -397,15 +415,21 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
             if prepared.status != "passed":
                 result.problems.append(f"prepare.py {prepared.status}: {prepared.error}")
                 return _finish(result)
-        result.bad = run_program("bad.py", work, timeout, stand_in)
+        # bad.py and good.py are independent: run them side by side.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            bad_run = pool.submit(run_program, "bad.py", work, timeout, stand_in)
+            good_run = pool.submit(run_program, "good.py", work, timeout, stand_in)
+            result.bad, result.good = bad_run.result(), good_run.result()
         if result.bad.status == "timeout":
             result.problems.append("bad.py timed out")
+        elif result.gpu_only is not None:
+            if result.bad.status != "passed":
+                result.problems.append(f"bad.py fails CPU-only although its docs say it cannot: {result.bad.error}")
         elif result.bad.status == "passed":
             result.problems.append("bad.py did not fail")
         elif not matches(result.bad, rule):
             result.problems.append(f"bad.py failed, but not with PyTorch's error for {result.rule}: "
                                    f"{result.bad.error}")
-        result.good = run_program("good.py", work, timeout, stand_in)
         if result.good.status != "passed":
             result.problems.append(f"good.py {result.good.status}: {result.good.error}")
         fixer = _autofixer()
@@ -414,7 +438,9 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
         if gpu is None:
             gpu = accelerator_available()
         if gpu:
-            result.gpu = _check_gpu(rule, work, timeout, result.problems)
+            result.gpu = _check_gpu(rule, work, timeout, result.problems, result.gpu_only is not None)
+        elif result.gpu_only is not None:
+            result.gpu = "skipped (the bug needs an accelerator to show)"
     return _finish(result)
 
 
@@ -438,12 +464,12 @@ def _check_fix(fixer, bad: str, work: str, timeout: float, device: Optional[str]
     return "ok" if len(problems) == before else "failed"
 
 
-def _check_gpu(rule: RuleRun, work: str, timeout: float, problems: List[str]) -> str:
+def _check_gpu(rule: RuleRun, work: str, timeout: float, problems: List[str], gpu_only: bool) -> str:
     before = len(problems)
     good = run_program("good.py", work, timeout, hide_cuda=False)
     if good.status != "passed":
         problems.append(f"good.py on the accelerator {good.status}: {good.error}")
-    if rule.fails_on_gpu:
+    if rule.fails_on_gpu or gpu_only:
         bad = run_program("bad.py", work, timeout, hide_cuda=False)
         if not matches(bad, rule):
             problems.append(f"bad.py on the accelerator did not fail the same way: {bad.error}")
@@ -466,7 +492,7 @@ def fixture_folders(root: str) -> List[str]:
 def run_all(root: str, timeout: float = DEFAULT_TIMEOUT, jobs: int = 0) -> Dict[str, Any]:
     folders = fixture_folders(root)
     gpu = accelerator_available()
-    jobs = jobs or min(4, os.cpu_count() or 1)
+    jobs = jobs or max(1, min(4, (os.cpu_count() or 2) // 2))  # each fixture runs two programs at once
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         results = list(pool.map(lambda folder: run_fixture(folder, timeout, gpu), folders))
     counts = Counter(r.rule for r in results)
@@ -502,6 +528,8 @@ def report(data: Dict[str, Any]) -> str:
     lines = []
     for fixture in data["fixtures"]:
         lines.append(fixture["row"])
+        if fixture["gpu_only"]:
+            lines.append(f"    no CPU-only failure: {fixture['gpu_only']}")
         lines += [f"    {problem}" for problem in fixture["problems"]]
     for code, reason in data["no_cpu_failure"].items():
         lines.append(f"---- {code}: no CPU-only failure exists: {reason}")
@@ -544,9 +572,11 @@ def readme_section(data: Dict[str, Any]) -> str:
         raised = "<br>".join(seen.get(code, [])) or "none"
         lines.append(f"| {code}{name} | {_cell(info['prevents'])} | {raised} | "
                      f"{by_rule.get(code, 0)} of {info['fixtures']} |")
-    if data["no_cpu_failure"]:
-        lines += ["", "Rules with no CPU-only failure to show:", ""]
+    gpu_only = [f for f in data["fixtures"] if f.get("gpu_only")]
+    if data["no_cpu_failure"] or gpu_only:
+        lines += ["", "Bugs with no CPU-only failure to show (checked only when an accelerator is present):", ""]
         lines += [f"- {code}: {reason}" for code, reason in data["no_cpu_failure"].items()]
+        lines += [f"- {f['rule']} (`fixtures/{f['name']}`, gpu: {f['gpu']}): {f['gpu_only']}" for f in gpu_only]
     lines += ["", f"Result: {data['passed']} passed, {data['failed']} failed."]
     return "\n".join(lines)
 
@@ -588,7 +618,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("fixtures", nargs="?", default=DEFAULT_FIXTURES, help="fixtures folder")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per program run")
-    parser.add_argument("--jobs", type=int, default=0, help="fixtures run at once (default: up to 4)")
+    parser.add_argument("--jobs", type=int, default=0, help="fixtures run at once (default: half the CPUs, up to 4)")
     parser.add_argument("--readme", metavar="PATH",
                         help="read JSON results from stdin and rewrite the proof section of PATH")
     args = parser.parse_args(argv)

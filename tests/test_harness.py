@@ -27,8 +27,9 @@ def test_fixture_proves_its_rule(folder):
     assert result.lint == "ok"
 
 
-def test_every_core_rule_has_two_fixtures():
-    counts = Counter(harness.FIXTURE_RE.match(os.path.basename(f)).group(1) for f in FIXTURES)
+def test_every_core_rule_has_two_fixtures_that_fail_cpu_only():
+    counts = Counter(harness.FIXTURE_RE.match(os.path.basename(f)).group(1) for f in FIXTURES
+                     if harness.no_cpu_failure_reason(os.path.join(f, "bad.py")) is None)
     assert all(counts[code] >= 2 for code in CORE_RULES), counts
 
 
@@ -85,6 +86,32 @@ def test_raising_the_expected_message_on_purpose_is_reported(tmp_path):
     assert not result.passed
     assert harness.matches(result.bad, harness.RULES["TDV101"])  # the message alone would pass
     assert result.problems == ["bad.py:3 raises on purpose"]
+
+
+GPU_ONLY_DOC = '''"""Wraps before moving.
+
+No CPU-only failure: DataParallel without
+GPUs calls the module directly.
+"""
+'''
+
+
+def test_gpu_only_fixture_runs_cpu_only(tmp_path):
+    folder = make_fixture(tmp_path, "TDV401_runs", GPU_ONLY_DOC + (
+        "import torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(2, 2))  # expect: TDV401\n"))
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert result.gpu_only == "DataParallel without GPUs calls the module directly."
+    assert result.passed, result.problems
+    assert result.row() == ("PASS TDV401 TDV401_runs | bad: no CPU-only failure (see its docs) | good: passed | "
+                            "lint: ok | fix: none | gpu: skipped (the bug needs an accelerator to show)")
+
+
+def test_gpu_only_fixture_that_fails_cpu_only_is_reported(tmp_path):
+    folder = make_fixture(tmp_path, "TDV401_fails", GPU_ONLY_DOC + "model = build()\n")
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert not result.passed
+    assert ("bad.py fails CPU-only although its docs say it cannot: "
+            "NameError: name 'build' is not defined") in result.problems
 
 
 def test_lint_mismatch_and_failing_good_program_are_reported(tmp_path):
