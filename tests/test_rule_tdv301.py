@@ -39,6 +39,13 @@ REPORTED = {
     "uncalled is_available is no guard": (
         "import torch\nif torch.cuda.is_available:\n    state = torch.load(p)\n", [(3, 12)]),
     "other keywords only": ("import torch\nstate = torch.load(p, weights_only=True, mmap=True)\n", [(2, 8)]),
+    "file by keyword": ("import torch\nstate = torch.load(f=p)\n", [(2, 8)]),
+    # None is the default: tensors go back to the device they were saved from.
+    "map_location=None": ("import torch\nstate = torch.load(p, map_location=None)\n", [(2, 8)]),
+    "positional None": ("import torch\nstate = torch.load(p, None)\n", [(2, 8)]),
+    "load_url positional None": ("import torch\nsd = torch.utils.model_zoo.load_url(URL, None, None)\n", [(2, 5)]),
+    "comprehension over something else": ("from torch import load\nys = [load(p) for p in paths]\n", [(2, 6)]),
+    "with-as of something else": ("import torch as th\nwith th.no_grad() as g:\n    th.load(p)\n", [(3, 4)]),
 }
 
 
@@ -63,6 +70,15 @@ NOT_REPORTED = {
     "rebound at module level": "from torch import load\nload = my_loader\nload(p)\n",
     "rebound in a function": "from torch import load\ndef f(p):\n    load = my_loader\n    return load(p)\n",
     "shadowed by a parameter": "from torch import load\ndef f(load, p):\n    return load(p)\n",
+    "rebound by a relative import": "from torch import load\nfrom .mylib import load\nload(p)\n",
+    "relative import of a torch-named module": "from . import torch\ntorch.load(p)\n",
+    "rebound by a for loop": "from torch import load\nfor load in loaders:\n    load(p)\n",
+    "rebound by with-as": "from torch import load\nwith opener() as load:\n    load(p)\n",
+    "rebound by except-as": "from torch import load\ntry:\n    pass\nexcept Exception as load:\n    load(p)\n",
+    "rebound by a comprehension": "from torch import load\nys = [load(p) for load in loaders]\n",
+    "rebound in a nested comprehension": "from torch import load\nys = {k: load(p) for k in ks for load in fs}\n",
+    "rebound by a walrus": "from torch import load\nif (load := pick()):\n    load(p)\n",
+    "rebound by a def": "from torch import load\ndef load(p):\n    return p\nload(q)\n",
     "torch rebound": "import torch\ndef f(p):\n    torch = fake\n    return torch.load(p)\n",
     "guarded": "import torch\nif torch.cuda.is_available():\n    state = torch.load(p)\n",
     "guarded by early exit": ("import torch\ndef f(p):\n    if not torch.cuda.is_available():\n"

@@ -66,7 +66,7 @@ class LoadWithoutMapLocation(Rule):
     ## When it is not reported
     - `map_location` is given, by keyword or by position
       (`torch.load(f, "cpu")`; the third argument of `load_state_dict_from_url`
-      and `load_url`).
+      and `load_url`). `map_location=None` is the default and still reported.
     - `**kwargs` or `*args` are forwarded, which may carry it.
     - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`) and names
       rebound locally (`load = my_loader`).
@@ -117,10 +117,12 @@ class LoadWithoutMapLocation(Rule):
         index = LOADERS.get(qualified or "")
         if index is None or self.ctx.guarded:
             return
-        if keyword(node, "map_location") is not None or has_star_kwargs(node):
+        if has_star_kwargs(node) or any(arg.star == "*" for arg in node.args):
             return
-        if any(arg.star == "*" for arg in node.args) or len(positional_args(node)) > index:
-            return
+        positional = positional_args(node)
+        location = keyword(node, "map_location") or (positional[index] if len(positional) > index else None)
+        if location is not None and not (isinstance(location.value, cst.Name) and location.value.value == "None"):
+            return  # `map_location=None` is the default: tensors go back where they were saved
         source = first_argument(node, "f")
         if source is not None and _file_key(source) in self._saved.get(id(self.ctx.function_scope().node), ()):
             return  # a round trip: this function saved it, on this machine, a moment ago
