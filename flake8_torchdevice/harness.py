@@ -23,7 +23,7 @@ copy of the folder, so nothing is written into the project.
 The device: fixtures choose their device the way user code does,
 `torch.device(os.environ.get("TDV_HARNESS_DEVICE", "cuda" if torch.cuda.is_available() else "cpu"))`.
 `TDV_HARNESS_DEVICE` is the one mechanism the harness uses to steer them: for
-rules whose bug needs a second device to show (`STAND_IN` below) it is set to
+rules whose bug needs a second device to show (`stand_in` in `RULES` below) it is set to
 `meta`, the stand-in accelerator; otherwise it is left unset.
 
 Per fixture, the harness checks:
@@ -47,7 +47,8 @@ cleanly CPU-only (the claim is checked too), and it must fail on an accelerator
 when one is present (step 5); without one its row says `gpu: skipped`.
 
 Every subprocess has a timeout: one hanging fixture cannot hang the harness.
-The harness imports torch only to ask whether an accelerator is present.
+The harness imports torch only to ask whether an accelerator is present and in
+the checkpoint helpers that fixtures call; the linter never imports it.
 """
 
 from __future__ import annotations
