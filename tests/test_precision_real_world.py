@@ -203,3 +203,14 @@ def test_loop_over_gpu_count_is_guarded():
         torch.zeros(1).cuda(i)
     """
     assert lint(code) == []
+
+
+def test_device_keyword_of_a_predicate_is_not_a_placement():
+    # inductor: check_device(mat1, mat2, device="cuda") compares, it does not place
+    code = """
+    import torch
+    def should_decompose(mat1, mat2):
+        return check_device(mat1, mat2, device="cuda") or is_on(mat1, device="cuda:0")
+    x = make_tensor(3, device="cuda")
+    """
+    assert lint(code) == [(5, 23, "TDV102")]

@@ -6,10 +6,17 @@ never reported by this family.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from ..analysis import dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, method_call
+from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
+                        method_call)
 from .base import Rule
+
+
+# Functions that test or skip by device rather than put anything on it.
+_PREDICATE_RE = re.compile(r"_*(check|is|has|skip|assert|expect|only|require)", re.I)
 
 
 class CudaCall(Rule):
@@ -183,6 +190,8 @@ class CudaLiteral(Rule):
             return
         if isinstance(self.ctx.parent(), (cst.Comparison, cst.ComparisonTarget)):
             return  # `x.device == torch.device("cuda")` tests a device, it does not pick one
+        if _PREDICATE_RE.match(last_identifier(node.func) or ""):
+            return  # check_device(t, device="cuda") asks, it does not place anything
         for name in self.DEVICE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and is_cuda_literal(arg.value):
