@@ -611,7 +611,11 @@ class Analyzer(cst.CSTVisitor):
             elif kind == "For":
                 guard = self._loops_over_gpus(node.iter)  # type: ignore[attr-defined]
         elif attribute in ("elt", "key", "value") and kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
-            guard = self._loops_over_gpus(node.for_in.iter)  # type: ignore[attr-defined]
+            guard = self._loops_over_gpus(node.for_in.iter) or self._filters_guard(node.for_in)  # type: ignore[attr-defined]
+        elif attribute == "right" and kind == "BooleanOperation":
+            # `torch.cuda.is_available() and x.cuda()`: the right runs only if the left allows it.
+            polarity = self.cuda_polarity(node.left)  # type: ignore[attr-defined]
+            guard = polarity > 0 if isinstance(node.operator, cst.And) else polarity < 0  # type: ignore[attr-defined]
         elif attribute == "orelse":
             if kind == "If" and isinstance(node.orelse, cst.If):  # type: ignore[attr-defined]
                 self._elif_ids.add(id(node.orelse))  # type: ignore[attr-defined]
@@ -620,6 +624,14 @@ class Analyzer(cst.CSTVisitor):
         if guard:
             self.guard_depth += 1
         self._attribute_guards.append(guard)
+
+    def _filters_guard(self, comp_for: Optional[cst.CompFor]) -> bool:
+        """`[x.cuda() for x in xs if torch.cuda.is_available()]`: the element runs only if every `if` holds."""
+        while comp_for is not None:
+            if any(self.cuda_polarity(cond.test) > 0 for cond in comp_for.ifs):
+                return True
+            comp_for = comp_for.inner_for_in
+        return False
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         if self._attribute_guards.pop():

@@ -92,6 +92,21 @@ GUARDED = {
                            "def test_a():\n    x.cuda()\n"),
     "requires_cuda": "@requires_cuda\ndef test_a():\n    x.cuda()\n",
     "gpu_only": "@gpu_only\ndef test_a():\n    x.cuda()\n",
+    "device compared with torch.device": "import torch\nif x.device == torch.device('cuda'):\n    x.cuda()\n",
+    "one-line early return": "import torch\ndef f():\n    if not torch.cuda.is_available(): return\n    x.cuda()\n",
+    "early break in a loop": ("import torch\ndef f():\n    while True:\n        if not torch.cuda.is_available():\n"
+                              "            break\n        x.cuda()\n"),
+    "assert with a message": "import torch\ndef f():\n    assert torch.cuda.is_available(), 'GPU'\n    x.cuda()\n",
+    "early exit with or": ("import torch\ndef f(x):\n    if not torch.cuda.is_available() or x is None:\n"
+                           "        return\n    x.cuda()\n"),
+    "elif of a negated test": "import torch\nif not torch.cuda.is_available():\n    pass\nelif big:\n    x.cuda()\n",
+    "module-level early raise": ("import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\n"
+                                 "def f():\n    return x.cuda()\n"),
+    "comprehension filter": "import torch\nys = [x.cuda() for x in xs if torch.cuda.is_available()]\n",
+    "nested comprehension filter": "ys = {k: v.cuda() for k, v in d.items() for _ in r if use_cuda}\n",
+    "and short-circuit": "import torch\nok = torch.cuda.is_available() and x.cuda()\n",
+    "and chain short-circuit": "import torch\nok = torch.cuda.is_available() and big and x.cuda()\n",
+    "or short-circuit of a negated test": "import torch\nok = not torch.cuda.is_available() or x.cuda()\n",
     "function defined under a guard": ("import torch\nif torch.cuda.is_available():\n    def f(x):\n"
                                        "        return x.cuda()\n"),
 }
@@ -127,6 +142,15 @@ NOT_GUARDS = {
     "guard in class body does not cover methods": (
         "import torch\nclass M:\n    if torch.cuda.is_available():\n        y = 1\n    def f(self):\n"
         "        return self.net.cuda()\n", [(6, 15)]),
+    "comprehension filter that says nothing": ("ys = [x.cuda() for x in xs if x is not None]\n", [(1, 6)]),
+    "or short-circuit": ("import torch\nok = torch.cuda.is_available() or x.cuda()\n", [(2, 34)]),
+    "and with an unrelated flag": ("ok = flag and x.cuda()\n", [(1, 14)]),
+    "elif of a positive test": ("import torch\nif torch.cuda.is_available():\n    pass\nelif big:\n    x.cuda()\n",
+                                [(5, 4)]),
+    "assert of a negated test": ("import torch\ndef f():\n    assert not torch.cuda.is_available()\n    x.cuda()\n",
+                                 [(4, 4)]),
+    "early exit with and": ("import torch\ndef f(x):\n    if not torch.cuda.is_available() and x is None:\n"
+                            "        return\n    x.cuda()\n", [(5, 4)]),
     "unknown decorator": ("@slow\ndef test_a():\n    x.cuda()\n", [(3, 4)]),
     "skipIf without not": ("import unittest\nimport torch\n@unittest.skipIf(torch.cuda.is_available(), 'cpu only')\n"
                            "def test_a():\n    x.cuda()\n", [(5, 4)]),
