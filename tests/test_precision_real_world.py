@@ -213,4 +213,4 @@ def test_device_keyword_of_a_predicate_is_not_a_placement():
         return check_device(mat1, mat2, device="cuda") or is_on(mat1, device="cuda:0")
     x = make_tensor(3, device="cuda")
     """
-    assert lint(code) == [(5, 23, "TDV102")]
+    assert lint(code) == [(5, 26, "TDV102")]
