@@ -148,3 +148,21 @@ def test_other_selection_shows_no_tdv(bad):
 def test_plugin_is_registered(tmp_path):
     result = flake8(tmp_path, "--version")
     assert "flake8-torchdevice" in result.stdout
+
+
+@pytest.mark.parametrize("odd", ["\x0c\n", "s = 'a\x0cb'\n", "s = 'a\u2028b'\n", "s = 'a\x1cb'\n"],
+                         ids=["form feed line", "form feed in a string", "line separator", "file separator"])
+def test_characters_python_does_not_split_lines_on(tmp_path, odd):
+    # str.splitlines() splits on these, Python's tokenizer does not: positions must not shift.
+    source = "import torch\n" + odd + "def a():\n    return 1\n\ndef b(x):\n    return x.cuda()\n"
+    (tmp_path / "odd.py").write_text(source, encoding="utf-8", newline="")
+    result = flake8(tmp_path, "--select=TDV", "odd.py")
+    assert heads(result.stdout) == ["odd.py:7:12: TDV101"]
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_other_line_endings(tmp_path, newline):
+    source = "import torch\ndef a():\n    return 1\ndef b(x):\n    return x.cuda()\n".replace("\n", newline)
+    (tmp_path / "nl.py").write_bytes(source.encode())
+    assert heads(flake8(tmp_path, "--select=TDV", "nl.py").stdout) == ["nl.py:5:12: TDV101"]
