@@ -6,9 +6,10 @@ to parse, so the fast path parses only what can hold a finding:
 
 1. a file whose text matches no rule's trigger pattern is not parsed at all;
 2. otherwise, every function (at module level or in a class) whose own text matches
-   no trigger is replaced by `pass` on its first line and blank lines after it, so
-   line and column numbers of everything kept stay the same;
-3. `__init__` methods are always kept: rules read them to learn about their class.
+   no trigger is replaced by `def name(): pass` on its first line and blank lines
+   after it, so line and column numbers of everything kept stay the same (TDV201's
+   trigger is a factory call without `device=` in the `ast` tree, not the word);
+3. `__init__` is kept when another method of its class is: TDV201 reads it.
 
 `fast=False` parses the whole file; the results are the same (tests check it).
 """
@@ -16,11 +17,13 @@ to parse, so the fast path parses only what can hold a finding:
 from __future__ import annotations
 
 import ast
+import io
 import re
 from dataclasses import dataclass, field
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .rules import ALL_RULES, DEFAULT_CODES
+from .rules.tensors import FACTORIES
 
 
 @dataclass(frozen=True, order=True)
@@ -85,13 +88,63 @@ def _import_aliases(tree: ast.Module, pattern: "re.Pattern[str]") -> List[str]:
     return aliases
 
 
-def _stub_unmatched_functions(lines: List[str], tree: ast.Module, pattern: "re.Pattern[str]") -> Optional[str]:
-    """The source with trigger-free functions stubbed out; None when nothing is left."""
+# TDV201 reports only a factory call without `device=` or `**kwargs`. Its trigger words
+# ("ones", "full", "tensor") fill docstrings and comments, so in functions the rule
+# counts as triggered only by such a call, found in the `ast` tree flake8 already built.
+CALL_TRIGGERED = "TDV201"
+
+
+class _FunctionTriggers:
+    """Does a function's text (and tree) hold something an enabled rule can report?"""
+
+    def __init__(self, rules: Sequence[type], aliases: Sequence[str]) -> None:
+        text_rules = [rule for rule in rules if rule.code != CALL_TRIGGERED]
+        call_rules = [rule for rule in rules if rule.code == CALL_TRIGGERED]
+        self.text = _trigger_pattern(text_rules, aliases) if text_rules else None
+        self.call_words = _trigger_pattern(call_rules, aliases) if call_rules else None
+        self.call_names = frozenset(FACTORIES).union(aliases)
+
+    def match(self, text: str, node: ast.AST) -> bool:
+        if self.text is not None and self.text.search(text):
+            return True
+        # the regex first: it is much cheaper than walking the tree
+        return (self.call_words is not None and self.call_words.search(text) is not None
+                and _has_call_without_device(node, self.call_names))
+
+
+def _has_call_without_device(node: ast.AST, names: FrozenSet[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            # `**kwargs` (arg None) may carry device=, like an explicit device=
+            if name in names and not any(k.arg is None or k.arg == "device" for k in sub.keywords):
+                return True
+    return False
+
+
+def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _FunctionTriggers,
+                              pattern: "re.Pattern[str]") -> Optional[str]:
+    """The source with trigger-free functions stubbed out; None when nothing is left.
+
+    A stub keeps the function's name bound (`def f(): pass` on its first line), so
+    names resolve as in the full file. `__init__` is kept when a sibling method is:
+    TDV201 reads it to learn which methods run at construction time.
+    """
     sparse = list(lines)
     kept_any = False
 
+    def stub(node: ast.AST, first: int, last: int) -> None:
+        head = lines[first]
+        indent = head[: len(head) - len(head.lstrip())]
+        sparse[first] = f"{indent}def {node.name}(): pass{_line_ending(head)}"
+        for index in range(first + 1, last):
+            sparse[index] = _line_ending(lines[index]) or "\n"
+
     def visit(body: Sequence[ast.stmt]) -> None:
         nonlocal kept_any
+        inits = []
+        kept_here = False
         for node in body:
             if isinstance(node, ast.ClassDef):
                 visit(node.body)
@@ -100,14 +153,15 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, pattern: "re.P
                 continue
             first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
             last = node.end_lineno or node.lineno
-            if node.name == "__init__" or pattern.search("".join(lines[first:last])):
-                kept_any = True
-                continue
-            head = lines[first]
-            indent = head[: len(head) - len(head.lstrip())]
-            sparse[first] = indent + "pass" + _line_ending(head)
-            for index in range(first + 1, last):
-                sparse[index] = _line_ending(lines[index]) or "\n"
+            if triggers.match("".join(lines[first:last]), node):
+                kept_any = kept_here = True
+            elif node.name == "__init__":
+                inits.append((node, first, last))
+            else:
+                stub(node, first, last)
+        for node, first, last in inits:
+            if not kept_here:
+                stub(node, first, last)
 
     visit(tree.body)
     if not kept_any:
@@ -151,7 +205,8 @@ def lint_source(
         aliases = _import_aliases(tree, pattern)
         if aliases:
             pattern = _trigger_pattern(rules, aliases)
-        text = _stub_unmatched_functions(source.splitlines(keepends=True), tree, pattern)
+        triggers = _FunctionTriggers(rules, aliases)
+        text = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if text is None:
             return []
     return _analyse(text, rules, options)
