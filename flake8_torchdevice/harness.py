@@ -99,6 +99,7 @@ CUDA_UNAVAILABLE = (
     ("AssertionError", r"^Torch not compiled with CUDA enabled"),  # CPU build
     ("RuntimeError", r"^No CUDA GPUs are available"),  # CUDA build, GPUs hidden
     ("RuntimeError", r"^Found no NVIDIA driver on your system"),  # CUDA build, no driver
+    ("RuntimeError", r"^Cannot access accelerator device when none is available"),  # .cuda(<index>)
 )
 DEVICE_MISMATCH = (
     ("RuntimeError", r"^Expected all tensors to be on the same device"),  # CUDA
@@ -106,7 +107,8 @@ DEVICE_MISMATCH = (
 )
 
 RULES: Dict[str, RuleRun] = {
-    "TDV101": RuleRun('AssertionError: "Torch not compiled with CUDA enabled" '
+    "TDV101": RuleRun('AssertionError: "Torch not compiled with CUDA enabled"; .cuda(<index>): '
+                      'RuntimeError: "Cannot access accelerator device when none is available" '
                       '(CUDA builds: "No CUDA GPUs are available")', CUDA_UNAVAILABLE),
     "TDV102": RuleRun('AssertionError: "Torch not compiled with CUDA enabled" '
                       '(CUDA builds: "No CUDA GPUs are available")', CUDA_UNAVAILABLE),
