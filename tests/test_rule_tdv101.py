@@ -103,7 +103,7 @@ GUARDED = {
     "module-level early raise": ("import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\n"
                                  "def f():\n    return x.cuda()\n"),
     "comprehension filter": "import torch\nys = [x.cuda() for x in xs if torch.cuda.is_available()]\n",
-    "nested comprehension filter": "ys = {k: v.cuda() for k, v in d.items() for _ in r if use_cuda}\n",
+    "nested comprehension filter": "ys = {k: x.cuda() for k, x in d.items() for _ in r if use_cuda}\n",
     "and short-circuit": "import torch\nok = torch.cuda.is_available() and x.cuda()\n",
     "and chain short-circuit": "import torch\nok = torch.cuda.is_available() and big and x.cuda()\n",
     "or short-circuit of a negated test": "import torch\nok = not torch.cuda.is_available() or x.cuda()\n",
@@ -182,3 +182,25 @@ def test_function_of_an_imported_module_is_not_a_tensor_method():
 def test_other_families_not_reported_when_only_tdv101_enabled():
     code = "import torch\nmodel = torch.load('m.pth').cuda()\n"
     assert lint(code) == [(2, 8, "TDV101"), (2, 8, "TDV301")]
+
+
+# Every guard form also covers the other rules that respect guards.
+PREAMBLE = "import torch\nimport torch.nn as nn\n"
+OTHER_RULES = {
+    "TDV102": "x.to('cuda')",
+    "TDV301": "torch.load(x)",
+    "TDV401": "nn.DataParallel(Net(), device_ids=[0])",
+}
+
+
+@pytest.mark.parametrize("code", GUARDED.values(), ids=list(GUARDED))
+@pytest.mark.parametrize("rule", list(OTHER_RULES))
+def test_guard_forms_cover_other_rules(code, rule):
+    guarded = PREAMBLE + code.replace("x.cuda()", OTHER_RULES[rule])
+    assert OTHER_RULES[rule] in guarded
+    assert lint(guarded, enabled=frozenset({rule})) == []
+
+
+@pytest.mark.parametrize("rule", list(OTHER_RULES))
+def test_other_rules_report_without_the_guard(rule):
+    assert [c for _, _, c in lint(PREAMBLE + OTHER_RULES[rule] + "\n", enabled=frozenset({rule}))] == [rule]
