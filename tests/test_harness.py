@@ -234,3 +234,23 @@ def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_p
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(dict(RESULTS, failed=1))))
     assert harness.main(["--readme", str(readme)]) == 1
     assert readme.read_text() == text
+
+
+@pytest.mark.parametrize("rule, error_type, message, expected", [
+    ("TDV101", "AssertionError", "Torch not compiled with CUDA enabled", True),
+    ("TDV101", "RuntimeError", "No CUDA GPUs are available", True),
+    ("TDV101", "RuntimeError", "Cannot access accelerator device when none is available.", True),
+    ("TDV101", "RuntimeError", "Torch not compiled with CUDA enabled", False),  # wrong type
+    ("TDV101", "AssertionError", "CUDA is not enabled here: Torch not compiled with CUDA enabled", False),
+    ("TDV201", "RuntimeError", "Expected all tensors to be on the same device, but found at least two "
+                               "devices, cuda:0 and cpu!", True),
+    ("TDV201", "RuntimeError", "Tensor on device cpu is not on the expected device meta!", True),
+    ("TDV201", "RuntimeError", "Torch not compiled with CUDA enabled", False),  # another rule's error
+    ("TDV401", "ValueError", "DistributedDataParallel device_ids and output_device arguments only work "
+                             "with single-device/multiple-device GPU modules or CPU modules, but got ...", True),
+    ("TDV401", "RuntimeError", "module must have its parameters and buffers on device cuda:0 "
+                               "(device_ids[0]) but found one of them on device: cpu", True),
+])
+def test_pytorch_error_families(rule, error_type, message, expected):
+    run = harness.Run("failed", 1, error_type=error_type, message=message)
+    assert harness.matches(run, harness.RULES[rule]) is expected
