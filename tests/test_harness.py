@@ -4,6 +4,7 @@ under PyTorch, and the harness itself notices broken fixtures."""
 import io
 import json
 import os
+import re
 import sys
 import textwrap
 from collections import Counter
@@ -254,3 +255,32 @@ def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_p
 def test_pytorch_error_families(rule, error_type, message, expected):
     run = harness.Run("failed", 1, error_type=error_type, message=message)
     assert harness.matches(run, harness.RULES[rule]) is expected
+
+
+def fixture(name):
+    return os.path.join(harness.DEFAULT_FIXTURES, name)
+
+
+def test_accelerator_step_catches_a_failure_only_the_stand_in_shows():
+    # Without a GPU, "the accelerator" run is a plain CPU run: the stand-in-only
+    # failure disappears there, and step 5 must say so.
+    result = harness.run_fixture(fixture("TDV201_class_weights"), gpu=True)
+    assert result.gpu == "failed" and not result.passed
+    assert result.problems == ["bad.py on the accelerator did not fail the same way: no exception"]
+
+
+def test_an_autofix_is_run_and_checked(monkeypatch):
+    def fix_source(source, filename):
+        source = source.replace(".cuda(non_blocking=True)", ".to(device, non_blocking=True)")
+        return re.sub(r"\.cuda\(\)  # expect: TDV101", ".to(device)", source)
+
+    monkeypatch.setattr(harness, "_autofixer", lambda: fix_source)
+    result = harness.run_fixture(fixture("TDV101_tensor_cuda"), gpu=False)
+    assert (result.passed, result.fix) == (True, "ok"), result.problems
+
+    monkeypatch.setattr(harness, "_autofixer", lambda: lambda source, filename: source.replace(
+        ".cuda()  # expect", ".cuda(0)  # expect"))
+    result = harness.run_fixture(fixture("TDV101_tensor_cuda"), gpu=False)
+    assert result.fix == "failed"
+    assert result.problems[0].startswith("fixed bad.py failed: RuntimeError: Cannot access accelerator device")
+    assert result.problems[1] == "fixed bad.py: linter still reports TDV101@28, TDV101@29"
