@@ -31,9 +31,10 @@ class CudaCall(Rule):
     `.cuda()` always means a CUDA device. Where there is none (a laptop, a CPU-only
     CI runner, Apple silicon, an Intel XPU) the call raises instead of running:
     `AssertionError: Torch not compiled with CUDA enabled` with a CPU-only build of
-    PyTorch, or a `RuntimeError` such as `No CUDA GPUs are available` with a CUDA
-    build on a machine without a usable GPU. The code can then only be run, tested
-    and debugged on a CUDA machine.
+    PyTorch (`RuntimeError: Cannot access accelerator device when none is available.`
+    for `.cuda(0)` with an index), or a `RuntimeError` such as `No CUDA GPUs are
+    available` with a CUDA build on a machine without a usable GPU. The code can
+    then only be run, tested and debugged on a CUDA machine.
 
     ## Example
     ```python
@@ -53,21 +54,26 @@ class CudaCall(Rule):
 
     ## When it is not reported
     Code under a CUDA guard only runs where CUDA exists. Guarded code is:
-    - the body of `if`, `elif` and `while`, and the true arm of `a if cond else b`,
-      whose test calls `torch.cuda.is_available()`, compares
-      `torch.cuda.device_count()` with a number, reads a flag whose name says CUDA
-      or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`), tests a
-      device (`device.type == "cuda"`, `str(device).startswith("cuda")`,
-      `x.is_cuda`, `device != "cpu"`), or `and`-combines one of these;
+    - the body of `if`, `elif` and `while`, the true arm of `a if cond else b` and
+      the right side of `cond and ...`, whose test calls `torch.cuda.is_available()`,
+      compares `torch.cuda.device_count()` with a number, reads a flag whose name
+      says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`),
+      tests a device (`device.type == "cuda"`, `x.device == torch.device("cuda")`,
+      `str(device).startswith("cuda")`, `x.is_cuda`, `device != "cpu"`,
+      `device_id is not None`), or `and`-combines one of these;
     - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`);
     - the code after `if not torch.cuda.is_available():` that ends in `return`,
       `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, and the code
       after `assert torch.cuda.is_available()`;
+    - loops and comprehensions over `range(torch.cuda.device_count())`, and
+      comprehensions filtered by such a test (`[x.cuda() for x in xs if use_cuda]`);
     - functions and classes decorated with
       `unittest.skipIf(not torch.cuda.is_available(), ...)`,
       `unittest.skipUnless(torch.cuda.is_available(), ...)`, the same
       `pytest.mark.skipif(...)`, or a decorator whose name says CUDA or GPU
-      (`@requires_cuda`, `@gpu_only`); a test module after such a `pytestmark = ...`.
+      (`@requires_cuda`, `@gpu_only`); functions and classes whose own name says so
+      (`def to_cuda(x)`, `class TestGPUKernels`); a test module after such a
+      `pytestmark = ...`.
 
     Also not reported: `cuda(...)` called as a function of an imported module
     (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
@@ -147,10 +153,13 @@ class CudaLiteral(Rule):
     ## When it is not reported
     - The selection idiom `torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
     - Comparisons and other strings that do not pick a device:
-      `device.type == "cuda"`, `backend = "nccl"`, `print("cuda")`,
+      `device.type == "cuda"`, `x.device == torch.device("cuda")`, `print("cuda")`,
       `torch.autocast("cuda")` (the `device_type` of autocast is not a device).
-    - A parameter default such as `def build(device="cuda"):`; callers can pass
-      another device. Set `torchdevice-check-param-defaults = true` (or
+    - Calls that ask about a device rather than put anything on it: functions whose
+      name starts with `check`, `is`, `has`, `skip`, `assert`, `expect`, `only` or
+      `require` (`check_device(t, device="cuda")`).
+    - A parameter default such as `def build(device="cuda"):` or
+      `device=torch.device("cuda")`; callers can pass another device. Set `torchdevice-check-param-defaults = true` (or
       `--check-param-defaults`) to report these too.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, a flag named
       `use_cuda`, `if not torch.cuda.is_available(): return` before it, a

@@ -68,8 +68,10 @@ class LoadWithoutMapLocation(Rule):
       (`torch.load(f, "cpu")`; the third argument of `load_state_dict_from_url`
       and `load_url`). `map_location=None` is the default and still reported.
     - `**kwargs` or `*args` are forwarded, which may carry it.
-    - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`) and names
-      rebound locally (`load = my_loader`).
+    - A load of the file or buffer that the same function wrote with `torch.save`
+      (or `module.save`) just before: a round trip on one machine.
+    - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`,
+      `from .utils import load`) and names rebound locally (`load = my_loader`).
     - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
       lists them all), where CUDA checkpoints load fine.
 

@@ -83,12 +83,14 @@ class FactoryWithoutDevice(Rule):
     `randperm`, `arange`, `linspace`, `logspace`, `eye`, `tensor` and `as_tensor`
     called without `device=` when the CPU tensor they make meets tensors that live
     on the model's device:
-    - in device-sensitive code: methods of an `nn.Module` subclass (`forward` above
-      all), methods of classes named like a loss, metric or criterion, and functions
-      named like a loss, metric, accuracy or sampling function that take arguments.
-      There the tensor is reported when it is combined with a tensor argument
-      (`x + torch.ones(3)`, `torch.cat([x, pad])`), returned or yielded, added into
-      something with `+=`, or passed to a function outside `torch`;
+    - in device-sensitive code, i.e. code that receives tensors and computes on
+      them: methods of an `nn.Module` subclass (`forward` above all), methods of
+      classes named like a loss, metric or criterion, and functions named like a
+      loss, metric, accuracy or sampling step, when they have parameters that may
+      hold tensors. There the tensor is reported when it is combined with a tensor
+      argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
+      outside `torch`, added into something with `+=`, or returned from `forward`
+      or a loss;
     - anywhere: when it is combined with a tensor known to be on a device chosen at
       run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`).
 
@@ -127,14 +129,21 @@ class FactoryWithoutDevice(Rule):
       function, `.cuda()`, `.type_as(x)`.
     - `torch.zeros_like(x)` and `x.new_zeros(...)`: they follow `x`'s device.
     - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
-      `torch.tensor(True)`, `torch.tensor(float(v))`) in arithmetic, and an index
-      tensor used only to index (`x[torch.arange(n)]`).
+      `torch.tensor(True)`, `torch.tensor(-width / 2)`, `torch.tensor(n)` of a
+      number) in arithmetic, and an index tensor used only to index
+      (`x[torch.arange(n)]`).
+    - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
+      literal data (a tensor keeps its device), placeholders such as `torch.empty(0)`.
     - Values turned into Python data or only read (`.item()`, `.tolist()`,
       `.shape`, `len(...)`, the test of an `if`), and tensors handed to
-      `register_buffer` or `nn.Parameter` (`module.to(device)` moves those).
+      `register_buffer`, `nn.Parameter` or a class of your own
+      (`FocalLoss(weight=torch.ones(3))`), which usually registers them.
+    - What a helper method other than `forward` returns: it is judged where it is
+      used, which the rule does not follow.
     - Code that runs before the model is moved: `__init__`, methods whose name says
       they build or reset it (`reset_parameters`, `_init_weights`, `build_*`,
-      `make_*`, `create_*`), methods `__init__` calls, static and class methods.
+      `make_*`, `create_*`, `get_*`), methods `__init__` calls, static and class
+      methods; and functions without parameters that may hold tensors.
     - Code that is CPU by design and meets no device tensor: data pipelines
       (`Dataset.__getitem__`, `collate_fn`, transforms), scripts, utilities.
 

@@ -24,10 +24,11 @@ class WrapBeforeMove(Rule):
     not moved to its device before the wrap. A move is an earlier `m.to(...)` or
     `m.cuda()` statement or assignment, or the argument itself being
     `m.to(...)`. Reported cases:
-    - `m` was made in this scope and is not moved before the wrap, including a module
-      built in place (`DataParallel(Net())`) and `self.m` wrapped in `__init__`;
-    - `m` came from elsewhere (a parameter, an attribute) and this scope moves it
-      after the wrap.
+    - `m` was built in this scope by calling a class (`model = Net(...)`), or in
+      place (`DataParallel(Net())`), or is `self.m` wrapped in `__init__`, and it is
+      not moved before the wrap;
+    - `m` came from elsewhere (a parameter, an attribute, a helper such as
+      `build(cfg)` that may have moved it) and this scope moves it after the wrap.
 
     ## Why is this bad
     `DistributedDataParallel` settles devices when it is built: given `device_ids`
@@ -56,11 +57,13 @@ class WrapBeforeMove(Rule):
     ## When it is not reported
     - The module was moved earlier in the same scope, or the argument is the move
       itself (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
-    - `DistributedDataParallel` without `device_ids` or `output_device`: a CPU
-      module there is plain CPU training.
+    - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
+      module is moved after the wrap: a CPU module there is plain CPU training.
     - A module handed in from outside (a parameter, `self.model` outside
-      `__init__`) that this scope does not move later: the caller may have moved it.
-    - An argument that is not a name or a class-like call (`DataParallel(build())`).
+      `__init__`) or returned by a helper (`model = build(cfg)`) that this scope
+      does not move later: it may have been moved already.
+    - An argument that is not a name or a class-like call (`DataParallel(build())`);
+      all-capitals names such as `MLP()` are not taken for classes.
     - Code under a CUDA guard (`if torch.cuda.device_count() > 1:`, ...; TDV101's
       page lists them all).
 
