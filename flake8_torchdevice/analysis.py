@@ -554,7 +554,6 @@ class Analyzer(cst.CSTVisitor):
         elif kind == "Assign":
             for target in node.targets:  # type: ignore[attr-defined]
                 self._bind_targets(target.target)
-            self._record_move(node.value, [n for n in (dotted_name(t.target) for t in node.targets) if n])  # type: ignore[attr-defined]
         elif kind in ("AnnAssign", "AugAssign", "For", "NamedExpr"):
             self._bind_targets(node.target)  # type: ignore[attr-defined]
         elif kind in ("ListComp", "SetComp", "DictComp", "GeneratorExp"):
@@ -564,8 +563,6 @@ class Analyzer(cst.CSTVisitor):
                 comp_for = comp_for.inner_for_in
         elif kind == "AsName" and not isinstance(self.parent(), cst.ImportAlias):
             self._bind_targets(node.name)  # type: ignore[attr-defined]  # `with ... as x`, `except E as x`
-        elif kind == "Expr":
-            self._record_move(node.value)  # type: ignore[attr-defined]
         elif kind == "ClassDef":
             info = ClassInfo(node, self._class_is_module(node))  # type: ignore[arg-type]
             if info.is_module:
@@ -581,6 +578,12 @@ class Analyzer(cst.CSTVisitor):
         self._dispatch(self._leavers, original_node)
         self.stack.pop()
         kind = type(original_node).__name__
+        # A move counts from the next statement on: `m = DP(m).to(d)` wraps m unmoved.
+        if kind == "Assign":
+            targets = [dotted_name(t.target) for t in original_node.targets]  # type: ignore[attr-defined]
+            self._record_move(original_node.value, [t for t in targets if t])  # type: ignore[attr-defined]
+        elif kind == "Expr":
+            self._record_move(original_node.value)  # type: ignore[attr-defined]
         if kind == "Module":
             self.scopes.pop()
             self.guard_depth -= self._block_guards.pop()

@@ -137,7 +137,12 @@ def test_message_names_the_wrapper():
     assert "device_ids=[rank]" in finding.message
 
 
-@pytest.mark.xfail(strict=True, reason="TDV401 misses a module made by `Net().float()` (a dtype cast is no move)")
 def test_dtype_cast_is_not_a_move():
     code = "import torch.nn as nn\nmodel = Net().float()\nmodel = nn.DataParallel(model)\n"
+    assert tdv401(code) == [(3, 8, "TDV401")]
+
+
+def test_move_chained_on_the_wrap_comes_after_it():
+    # `DataParallel(model).to(device)` wraps the unmoved module, then moves the wrapper
+    code = "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model).to(device)\n"
     assert tdv401(code) == [(3, 8, "TDV401")]

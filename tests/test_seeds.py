@@ -91,8 +91,6 @@ def test_mistake_is_caught(code, expected):
     assert lint(code) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="TDV201 does not count a module moved to a device as device-aware: "
-                                       "a CPU input passed to `model = Net().to(device)` is not reported")
 def test_cpu_input_to_a_gpu_model():
     code = """\
     import torch

@@ -383,6 +383,8 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
+        if self._is_device_tensor(call.func):
+            return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
         tensor_op = _is_tensor_op(self.ctx.resolve(call.func))
         if tensor_op or self._frame.strict:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
@@ -434,11 +436,13 @@ class FactoryWithoutDevice(Rule):
     def _is_device_tensor(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
         `torch.zeros(n, device=device)`, or a local name bound to one."""
-        if isinstance(node, cst.Name):
-            return node.value in self._frame.device_tensors
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            # also modules moved by a statement: `model.to(device)`, then `model(t)`
+            name = dotted_name(node)
+            return name in self._frame.device_tensors or name in self.ctx.function_scope().moved
         if is_device_move(node):
             receiver = method_call(node, "to", "cuda")
-            return not (isinstance(receiver, cst.Name) and receiver.value in ("self", "model"))
+            return not (isinstance(receiver, cst.Name) and receiver.value == "self")
         if isinstance(node, cst.Call) and FACTORY_NAMES.get(self.ctx.resolve(node.func) or ""):
             device = keyword(node, "device")
             return device is not None and (self._is_device_value(device.value) or is_cuda_literal(device.value))

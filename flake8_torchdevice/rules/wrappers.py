@@ -6,7 +6,8 @@ from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
-from ..analysis import Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, move_target
+from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
+                        move_target)
 from .base import Rule
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -165,6 +166,10 @@ class WrapBeforeMove(Rule):
 
 
 def _is_constructor(call: cst.Call) -> bool:
-    """`Net(...)`, `nn.Sequential(...)`: a class called by its (capitalised) name."""
+    """`Net(...)`, `nn.Sequential(...)`, `Net().float()`: a class called by its
+    (capitalised) name, maybe followed by casts that do not move it."""
+    inner = method_call(call, "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_")
+    if isinstance(inner, cst.Call):
+        return _is_constructor(inner)
     name = last_identifier(call.func) or ""
     return name[:1].isupper() and not name.isupper()
