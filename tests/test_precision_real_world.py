@@ -214,3 +214,27 @@ def test_device_keyword_of_a_predicate_is_not_a_placement():
     x = make_tensor(3, device="cuda")
     """
     assert lint(code) == [(5, 26, "TDV102")]
+
+
+def test_cpu_input_to_a_module_moved_by_a_statement_is_reported():
+    code = """
+    import torch
+    def run(device):
+        model = Net()
+        model.to(device)
+        batch = torch.randn(4, 10)
+        return model(batch)
+    """
+    assert lint(code) == [(6, 12, "TDV201")]
+
+
+def test_cpu_input_to_a_ddp_wrapper_is_scattered_by_it():
+    # DDP(device_ids=[rank]) moves its inputs to the device itself
+    code = """
+    import torch
+    def run(rank):
+        model = Net().cuda(rank)
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+        return model(torch.randn(10, 100))
+    """
+    assert [c for c in lint(code) if c[2] == "TDV201"] == []

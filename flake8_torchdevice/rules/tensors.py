@@ -18,6 +18,7 @@ from ..analysis import (
     keyword,
     last_identifier,
     method_call,
+    move_target,
     number_value,
     parameter_names,
     positional_args,
@@ -260,6 +261,12 @@ class FactoryWithoutDevice(Rule):
             else:
                 self._bind(target.target, node.value, node)
 
+    def leave_Expr(self, node: cst.Expr) -> None:
+        # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
+        target = move_target(node.value)
+        if target is not None:
+            self._frame.device_tensors.add(target)
+
     def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
         if not isinstance(target, cst.Name):
             return
@@ -437,9 +444,7 @@ class FactoryWithoutDevice(Rule):
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
         `torch.zeros(n, device=device)`, or a local name bound to one."""
         if isinstance(node, (cst.Name, cst.Attribute)):
-            # also modules moved by a statement: `model.to(device)`, then `model(t)`
-            name = dotted_name(node)
-            return name in self._frame.device_tensors or name in self.ctx.function_scope().moved
+            return dotted_name(node) in self._frame.device_tensors
         if is_device_move(node):
             receiver = method_call(node, "to", "cuda")
             return not (isinstance(receiver, cst.Name) and receiver.value == "self")
