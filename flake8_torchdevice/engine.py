@@ -7,8 +7,8 @@ to parse, so the fast path parses only what can hold a finding:
 1. a file whose text matches no rule's trigger pattern is not parsed at all;
 2. otherwise, every function (at module level or in a class) whose own text matches
    no trigger is replaced by `def name(): pass` on its first line and blank lines
-   after it, so line and column numbers of everything kept stay the same (TDV201's
-   trigger is a factory call without `device=` in the `ast` tree, not the word);
+   after it, so line and column numbers of everything kept stay the same (in
+   functions, TDV201's and TDV301's trigger is a call in the `ast` tree, not a word);
 3. `__init__` is kept when another method of its class is: TDV201 reads it.
 
 `fast=False` parses the whole file; the results are the same (tests check it).
@@ -20,9 +20,10 @@ import ast
 import io
 import re
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .rules import ALL_RULES, DEFAULT_CODES
+from .rules.serialization import LOADERS
 from .rules.tensors import FACTORIES
 
 
@@ -88,39 +89,46 @@ def _import_aliases(tree: ast.Module, pattern: "re.Pattern[str]") -> List[str]:
     return aliases
 
 
-# TDV201 reports only a factory call without `device=` or `**kwargs`. Its trigger words
-# ("ones", "full", "tensor") fill docstrings and comments, so in functions the rule
-# counts as triggered only by such a call, found in the `ast` tree flake8 already built.
-CALL_TRIGGERED = "TDV201"
+# Rules whose findings are always calls: code -> (last identifiers of the callee, the
+# keywords that rule the call out; None stands for `**kwargs`). Their trigger words fill
+# docstrings and comments ("a tensor of ones", "load the weights"), so in functions they
+# count as triggered only by such a call, found in the `ast` tree flake8 already built.
+CALL_TRIGGERED: Dict[str, Tuple[FrozenSet[str], FrozenSet[Optional[str]]]] = {
+    "TDV201": (frozenset(FACTORIES), frozenset({"device", None})),
+    "TDV301": (frozenset(name.rsplit(".", 1)[-1] for name in LOADERS), frozenset({None})),
+}
 
 
 class _FunctionTriggers:
     """Does a function's text (and tree) hold something an enabled rule can report?"""
 
     def __init__(self, rules: Sequence[type], aliases: Sequence[str]) -> None:
-        text_rules = [rule for rule in rules if rule.code != CALL_TRIGGERED]
-        call_rules = [rule for rule in rules if rule.code == CALL_TRIGGERED]
+        text_rules = [rule for rule in rules if rule.code not in CALL_TRIGGERED]
+        call_rules = [rule for rule in rules if rule.code in CALL_TRIGGERED]
         self.text = _trigger_pattern(text_rules, aliases) if text_rules else None
         self.call_words = _trigger_pattern(call_rules, aliases) if call_rules else None
-        self.call_names = frozenset(FACTORIES).union(aliases)
+        # callee name -> keywords that rule the call out; an alias may stand for any callee
+        self.calls: Dict[str, FrozenSet[Optional[str]]] = {name: frozenset() for name in aliases}
+        for rule in call_rules:
+            names, exempt = CALL_TRIGGERED[rule.code]
+            self.calls.update((name, exempt) for name in names if name not in self.calls)
 
     def match(self, text: str, node: ast.AST) -> bool:
         if self.text is not None and self.text.search(text):
             return True
         # the regex first: it is much cheaper than walking the tree
         return (self.call_words is not None and self.call_words.search(text) is not None
-                and _has_call_without_device(node, self.call_names))
+                and self._has_call(node))
 
-
-def _has_call_without_device(node: ast.AST, names: FrozenSet[str]) -> bool:
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call):
-            func = sub.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-            # `**kwargs` (arg None) may carry device=, like an explicit device=
-            if name in names and not any(k.arg is None or k.arg == "device" for k in sub.keywords):
-                return True
-    return False
+    def _has_call(self, node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                exempt = self.calls.get(name)  # type: ignore[arg-type]
+                if exempt is not None and not any(k.arg in exempt for k in sub.keywords):
+                    return True
+        return False
 
 
 def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _FunctionTriggers,
@@ -176,6 +184,16 @@ def _line_ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")):]
 
 
+def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+    """CPython's parse, with its failures as SourceError (E999 positions as flake8 gives them)."""
+    try:
+        return ast.parse(source, filename)
+    except SyntaxError as error:
+        raise SourceError(f"SyntaxError: {error.msg}", error.lineno or 0, error.offset or 0) from None
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from None
+
+
 def lint_source(
     source: str,
     filename: str = "<unknown>",
@@ -190,16 +208,15 @@ def lint_source(
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
     if not rules:
         return []
+    if "\r" in source:
+        # Python reads \r\n and a lone \r as \n (as flake8 does); libcst fails on a
+        # mix of line endings. Line and column numbers stay the same.
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
     pattern = _triggers_for(frozenset(rule.code for rule in rules))
     if fast and not pattern.search(source):
         return []
     if tree is None:
-        try:
-            tree = ast.parse(source, filename)
-        except SyntaxError as error:
-            raise SourceError(f"SyntaxError: {error.msg}", error.lineno or 0, (error.offset or 1) - 1) from None
-        except (ValueError, RecursionError, MemoryError) as error:
-            raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from None
+        tree = parse_python(source, filename)
     text: Optional[str] = source
     if fast:
         aliases = _import_aliases(tree, pattern)
@@ -209,7 +226,32 @@ def lint_source(
         text = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if text is None:
             return []
+    _check_chains(text, tree)
     return _analyse(text, rules, options)
+
+
+# libcst's native parser nests `a and b and ...` and dotted import names one level
+# per item, where CPython keeps them flat, and a few thousand levels overflow its C
+# stack: the process dies. Far shorter chains already fail the analysis (too deep
+# for the visitor), so skipping long ones before parsing loses nothing.
+MAX_CHAIN = 500
+
+
+def _check_chains(text: str, tree: ast.Module) -> None:
+    if text.count("and") + text.count("or") + text.count(".") < MAX_CHAIN:
+        return  # cheap: no chain can be that long
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp):
+            size = len(node.values)
+        elif isinstance(node, ast.Import):
+            size = max(alias.name.count(".") + 1 for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            size = (node.module or "").count(".") + 1
+        else:
+            continue
+        if size >= MAX_CHAIN:
+            raise SourceError(f"a chain of {size} operands or names is too long to analyse",
+                              node.lineno, node.col_offset)
 
 
 def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding]:
@@ -228,11 +270,11 @@ def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding
     analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names)
     try:
         module.visit(analyzer)
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider) if raw else {}
     except RecursionError:
         raise SourceError("code nested too deeply to analyse") from None
     if not raw:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     findings = set()
     for node, code, message in raw:
         start = positions[node].start

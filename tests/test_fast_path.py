@@ -1,0 +1,197 @@
+"""The fast path (skip files, stub functions) must not change a single finding.
+
+`lint_source(..., fast=False)` parses and walks every file whole; `fast=True` is what
+flake8 and the CLI run. Both must give the same findings in the same order at the
+same positions, on real code (timm, PyTorch's own sources) and on every rule example.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from flake8_torchdevice.engine import Options, SourceError, lint_source
+from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMM_CACHE = os.path.join(ROOT, "benchmarks", ".cache", "timm-1.0.31", "timm")
+ALL_CODES = frozenset(RULES_BY_CODE)
+# The fast path treats TDV201 apart from the text-triggered rules: check each side alone.
+OPTION_SETS = {
+    "all": Options(enabled=ALL_CODES, check_param_defaults=True),
+    "tdv201-only": Options(enabled=frozenset({"TDV201"})),
+    "without-tdv201": Options(enabled=ALL_CODES - {"TDV201"}, guard_names=("HAS_GPU",)),
+}
+ANY_TRIGGER = re.compile("|".join(rule.triggers for rule in ALL_RULES))
+
+
+def outcome(source: str, options: Options, fast: bool, with_tree: bool = False):
+    tree = ast.parse(source) if with_tree else None  # flake8 hands us its tree
+    try:
+        return lint_source(source, "sample.py", options, tree=tree, fast=fast)
+    except SourceError as error:
+        return ("skipped", error.reason)
+
+
+def assert_same(source: str, options: Options, label: str) -> list:
+    slow = outcome(source, options, fast=False)
+    fast = outcome(source, options, fast=True, with_tree=True)
+    if isinstance(slow, tuple) and fast == []:
+        return []  # a file libcst cannot parse but with nothing to find: the fast path never parses it
+    assert fast == slow, label
+    return slow
+
+
+def evenly(items: list, count: int) -> list:
+    step = max(1, len(items) // count)
+    return items[::step][:count]
+
+
+def read(path: str) -> str:
+    with open(path, encoding="utf-8") as source:
+        return source.read()
+
+
+@pytest.fixture(scope="module")
+def timm_files(tmp_path_factory) -> list:
+    root = TIMM_CACHE
+    if not os.path.isdir(root):  # the benchmark's cache is missing: fetch timm like it does
+        target = tmp_path_factory.mktemp("timm")
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "timm==1.0.31",
+                               "-d", str(target), "-q"], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip("cannot download timm 1.0.31")
+        with zipfile.ZipFile(glob.glob(str(target / "timm-*.whl"))[0]) as wheel:
+            wheel.extractall(target)
+        root = str(target / "timm")
+    files = sorted(glob.glob(os.path.join(root, "**", "*.py"), recursive=True))
+    assert len(files) > 250
+    return files
+
+
+def torch_files() -> list:
+    """~60 files of PyTorch's installed sources that hold torch code (torch is not imported)."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    root = list(spec.submodule_search_locations)[0]
+    files = sorted(glob.glob(os.path.join(root, "**", "*.py"), recursive=True))
+    return evenly([f for f in files if os.path.getsize(f) < 200_000 and ANY_TRIGGER.search(read(f))], 60)
+
+
+@pytest.mark.parametrize("options", list(OPTION_SETS), ids=list(OPTION_SETS))
+def test_timm_sample_fast_equals_full(timm_files, options):
+    # Every file for all rules; a third of them for the single-side option sets.
+    files = timm_files if options == "all" else evenly(timm_files, 100)
+    found = [f for path in files for f in assert_same(read(path), OPTION_SETS[options], path)]
+    if options != "without-tdv201":
+        assert any(f.code == "TDV201" for f in found)  # the sample exercises the rule
+
+
+@pytest.mark.parametrize("options", list(OPTION_SETS), ids=list(OPTION_SETS))
+def test_pytorch_sources_fast_equals_full(options):
+    files = torch_files()
+    if not files:
+        pytest.skip("torch is not installed")
+    assert len(files) >= 50
+    found = [f for path in files for f in assert_same(read(path), OPTION_SETS[options], path)]
+    if options != "tdv201-only":
+        assert found  # PyTorch's own sources use CUDA directly: something must be found
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[rule.code for rule in ALL_RULES])
+def test_rule_examples_fast_equals_full(rule):
+    for example in rule.VALID + rule.INVALID:
+        for name, options in OPTION_SETS.items():
+            assert_same(example, options, f"{name}: {example}")
+
+
+# Each case below defeats one shortcut if it were done carelessly; the expected codes
+# make sure the case really finds something.
+CASES = {
+    # The factory word only in a docstring of one method; the real call in another.
+    "docstring-word": ("""
+import torch
+from torch import nn
+
+class Head(nn.Module):
+    def extra(self, x):
+        '''Returns a tensor of ones.'''
+        return x
+
+    def forward(self, x):
+        return x + torch.ones(3)
+""", ["TDV201"]),
+    # "load" in comments of a trigger-free method; the real torch.load elsewhere.
+    "load-word": ("""
+import torch
+
+class Loader:
+    def describe(self):
+        # load the weights lazily
+        return "load"
+
+    def restore(self, path):
+        return torch.load(path)
+""", ["TDV301"]),
+    # A factory renamed on import: only the alias appears in the function.
+    "alias": ("""
+from torch import zeros as z
+import torch.nn as nn
+
+class Head(nn.Module):
+    def forward(self, x):
+        return x + z(3)
+""", ["TDV201"]),
+    # `__init__` calls a helper: the helper's factory is construction-time code, not reported.
+    "init-helper": ("""
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._setup()
+
+    def _setup(self, x=None):
+        self.w = x + torch.ones(3)
+
+    def forward(self, x):
+        return x + torch.zeros(3)
+""", ["TDV201"]),
+    # A trigger-free function that rebinds an imported name: the stub keeps it rebound.
+    "rebinding-def": ("""
+import torch as th
+
+def th():
+    return None
+
+state = th.load("x.pt")
+x = th.cuda()
+""", ["TDV101"]),
+    # device= or **kwargs: the call cannot be reported, but another rule's trigger is there.
+    "device-keyword": ("""
+import torch
+import torch.nn as nn
+
+class Head(nn.Module):
+    def forward(self, x, **kw):
+        y = torch.ones(3, **kw) + torch.zeros(3, device=x.device)
+        return x.cuda() + y
+""", ["TDV101"]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fast_path_cases(name):
+    source, codes = CASES[name]
+    found = assert_same(source, OPTION_SETS["all"], name)
+    assert [f.code for f in found] == codes
