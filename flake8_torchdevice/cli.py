@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .config import GUARD_NAMES_HELP, GUARD_NAMES_OPTION, PARAM_DEFAULTS_HELP, PARAM_DEFAULTS_OPTION
 from .config import is_true, read_flake8_section, split_list
-from .engine import Finding, Options, SourceError, lint_source
+from .engine import Finding, Options, SourceError, lint_source, parse_python
 from .rules import ALL_RULES, RULES_BY_CODE, select_codes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -67,7 +67,10 @@ def lint_path(path: str, options: Options) -> Tuple[List[Finding], Optional[str]
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return [], f"cannot read: {type(error).__name__}: {error}"
     try:
-        findings = lint_source(source, path, options)
+        # Parse here rather than in the engine so a broken file is reported (E999,
+        # as flake8 does) even when nothing in it could hold a TDV finding.
+        tree = parse_python(source, path)
+        findings = lint_source(source, path, options, tree=tree)
     except SourceError as error:
         if error.reason.startswith("SyntaxError"):
             return [Finding(error.line or 1, error.col, "E999", error.reason)], None

@@ -241,3 +241,16 @@ def test_explain_unknown_code(run):
     status, out, err = run("explain", "TDV999")
     assert (status, out) == (2, "")
     assert "unknown code TDV999" in err
+
+
+def test_syntax_error_without_any_trigger_is_still_reported(tmp_path):
+    # E999 at the same position flake8 gives, even though no rule could match
+    from flake8_torchdevice.cli import main
+    import subprocess, sys
+    path = tmp_path / "broken.py"
+    path.write_text("import os\nos.path(\n")
+    result = subprocess.run([sys.executable, "-m", "flake8_torchdevice", "check", str(path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stdout == f"{path}:2:9: E999 SyntaxError: '(' was never closed\n"
+    assert main(["check", str(path)]) == 1
