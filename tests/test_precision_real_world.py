@@ -238,3 +238,15 @@ def test_cpu_input_to_a_ddp_wrapper_is_scattered_by_it():
         return model(torch.randn(10, 100))
     """
     assert [c for c in lint(code) if c[2] == "TDV201"] == []
+
+
+def test_device_handed_to_a_lookup_is_not_a_placement():
+    # c10d: pg._get_backend(torch.device("cuda")); test utils: partial(skipDeviceIf, device="cuda")
+    code = """
+    import functools
+    import torch
+    backend = pg._get_backend(torch.device("cuda"))
+    skipCUDAIf = functools.partial(skipDeviceIf, device="cuda")
+    model.to(torch.device("cuda"))
+    """
+    assert lint(code) == [(6, 22, "TDV102")]

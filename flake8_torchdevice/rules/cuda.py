@@ -16,7 +16,16 @@ from .base import Rule
 
 
 # Functions that test or skip by device rather than put anything on it.
-_PREDICATE_RE = re.compile(r"_*(check|is|has|skip|assert|expect|only|require)", re.I)
+_PREDICATE_RE = re.compile(r"_*(check|is|has|skip|assert|expect|only|require|get)", re.I)
+
+
+def _asks_about_device(call: cst.Call) -> bool:
+    """`check_device(t, device="cuda")`, `pg._get_backend(torch.device("cuda"))`,
+    `partial(skipDeviceIf, device="cuda")`: the device is a question, not a placement."""
+    name = last_identifier(call.func) or ""
+    if name == "partial" and call.args:
+        name = last_identifier(call.args[0].value) or ""
+    return bool(_PREDICATE_RE.match(name))
 
 
 class CudaCall(Rule):
@@ -199,8 +208,11 @@ class CudaLiteral(Rule):
             return
         if isinstance(self.ctx.parent(), (cst.Comparison, cst.ComparisonTarget)):
             return  # `x.device == torch.device("cuda")` tests a device, it does not pick one
-        if _PREDICATE_RE.match(last_identifier(node.func) or ""):
-            return  # check_device(t, device="cuda") asks, it does not place anything
+        if _asks_about_device(node):
+            return
+        argument_of = self.ctx.parent(2)  # torch.device("cuda") handed to a lookup
+        if isinstance(self.ctx.parent(), cst.Arg) and isinstance(argument_of, cst.Call) and _asks_about_device(argument_of):
+            return
         for name in self.DEVICE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and is_cuda_literal(arg.value):
