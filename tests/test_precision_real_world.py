@@ -250,3 +250,29 @@ def test_device_handed_to_a_lookup_is_not_a_placement():
     model.to(torch.device("cuda"))
     """
     assert lint(code) == [(6, 22, "TDV102")]
+
+
+def test_factory_inside_a_device_context_gets_that_device():
+    code = """
+    import torch
+    from torch import nn
+    class Head(nn.Module):
+        def forward(self, x):
+            with torch.device(x.device):
+                bias = torch.zeros(x.shape[-1])
+            return x + bias
+    """
+    assert lint(code) == []
+
+
+def test_remedy_names_a_tensor_parameter_not_the_model():
+    from flake8_torchdevice.engine import lint_source
+    code = (
+        "import torch\n"
+        "def diffusion_loss(model, x0, num_steps=100):\n"
+        "    noise = torch.randn(x0.shape)\n"
+        "    return ((model(x0 + noise) - noise) ** 2).mean()\n"
+    )
+    [finding] = lint_source(code)
+    assert (finding.line, finding.col, finding.code) == (3, 12, "TDV201")
+    assert finding.message.endswith("pass device=x0.device")

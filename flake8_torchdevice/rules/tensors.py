@@ -46,6 +46,7 @@ _LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sam
 # Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
 _BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
 _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
+_NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim", re.I)
 _INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 # Where a factory's value is used, seen from the factory outwards.
@@ -183,6 +184,8 @@ class FactoryWithoutDevice(Rule):
         super().__init__(*args)
         self._frames: List[_Frame] = []
         self._classes: List[_ClassFrame] = []
+        self._device_blocks = 0  # depth of `with torch.device(...):` blocks
+        self._device_withs: Set[int] = set()
 
     # ------------------------------------------------------------ frames
 
@@ -409,7 +412,19 @@ class FactoryWithoutDevice(Rule):
     # ------------------------------------------------------------ value kinds
 
     def _has_device(self, call: cst.Call) -> bool:
-        return keyword(call, "device") is not None or has_star_kwargs(call)
+        """device= given, maybe through **kwargs, or a `with torch.device(d):` block around it."""
+        return keyword(call, "device") is not None or has_star_kwargs(call) or self._device_blocks > 0
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(isinstance(item.item, cst.Call) and self.ctx.resolve(item.item.func) == "torch.device"
+               for item in node.items):
+            self._device_blocks += 1
+            self._device_withs.add(id(node))
+
+    def leave_With(self, node: cst.With) -> None:
+        if id(node) in self._device_withs:
+            self._device_withs.discard(id(node))
+            self._device_blocks -= 1
 
     def _is_scalar(self, factory: str, call: cst.Call) -> bool:
         """Calls whose result is not a CPU tensor that can meet the model's tensors:
@@ -490,7 +505,8 @@ class FactoryWithoutDevice(Rule):
         frame = self._frame
         if frame.device_names:
             return f"pass device={frame.device_names[-1]}"
-        tensors = [p for p in frame.params if p not in ("self", "cls")]
+        # The first parameter that can be a tensor: not `model`, `args`, `loader`, ...
+        tensors = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
         if tensors:
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
