@@ -165,8 +165,9 @@ class CudaLiteral(Rule):
       `device.type == "cuda"`, `x.device == torch.device("cuda")`, `print("cuda")`,
       `torch.autocast("cuda")` (the `device_type` of autocast is not a device).
     - Calls that ask about a device rather than put anything on it: functions whose
-      name starts with `check`, `is`, `has`, `skip`, `assert`, `expect`, `only` or
-      `require` (`check_device(t, device="cuda")`).
+      name starts with `check`, `is`, `has`, `skip`, `assert`, `expect`, `only`,
+      `require` or `get` (`check_device(t, device="cuda")`,
+      `pg._get_backend(torch.device("cuda"))`, `partial(skipDeviceIf, device="cuda")`).
     - A parameter default such as `def build(device="cuda"):` or
       `device=torch.device("cuda")`; callers can pass another device. Set `torchdevice-check-param-defaults = true` (or
       `--check-param-defaults`) to report these too.

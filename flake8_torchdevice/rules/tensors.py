@@ -125,7 +125,8 @@ class FactoryWithoutDevice(Rule):
     ```
 
     ## When it is not reported
-    - `device=` is given, or `**kwargs` are passed that may carry it.
+    - `device=` is given, `**kwargs` are passed that may carry it, or the call is
+      inside a `with torch.device(d):` block.
     - The tensor is moved before it is used: `torch.ones(n).to(x.device)`,
       `mask = torch.ones(n)` followed by `mask = mask.to(x.device)` in the same
       function, `.cuda()`, `.type_as(x)`.
