@@ -177,7 +177,52 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         outside = "".join(line for line, new in zip(lines, sparse) if line is new)
         if not pattern.search(outside):
             return None
+    _stub_module_data(lines, sparse, tree, pattern)
     return "".join(sparse)
+
+
+# Words rules read outside their triggers in plain statements: moves (`m.to(d)`),
+# device values (`d = x.device`), and `torch.save` before a load.
+_READ_OUTSIDE_TRIGGERS = re.compile(r"\.to\b|device|save")
+_DATA_MIN_LINES = 10
+
+
+def _stub_module_data(lines: List[str], sparse: List[str], tree: ast.Module,
+                      pattern: "re.Pattern[str]") -> None:
+    """Replace big module-level data (`default_cfgs = {...}`, 1000+ lines in timm's
+    model files, most of their parse time and memory) with `name = None`.
+
+    Only a single-name assignment whose text no rule can read, not a constructor call,
+    and using no name assigned at module level (which could hold a tensor)."""
+    assigned = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign,
+                                                                  ast.For, ast.With))
+                for target in ast.walk(node) if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)}
+    previous_end = 0
+    for index, node in enumerate(tree.body):
+        first, last = node.lineno - 1, node.end_lineno or node.lineno
+        next_start = tree.body[index + 1].lineno if index + 1 < len(tree.body) else len(lines) + 1
+        alone = node.col_offset == 0 and previous_end < node.lineno and next_start > last  # no `a; b`
+        previous_end = last
+        if not (alone and last - first >= _DATA_MIN_LINES and isinstance(node, ast.Assign)
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id != "pytestmark"):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and _callee_name(value)[:1].isupper():
+            continue  # `model = Net(...)`: TDV401 tracks modules built at module level
+        text = "".join(lines[first:last])
+        if pattern.search(text) or _READ_OUTSIDE_TRIGGERS.search(text):
+            continue
+        if any(isinstance(sub, ast.Name) and sub.id in assigned for sub in ast.walk(value)):
+            continue
+        sparse[first] = f"{node.targets[0].id} = None{_line_ending(lines[first])}"
+        for line in range(first + 1, last):
+            sparse[line] = _line_ending(lines[line]) or "\n"
+
+
+def _callee_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
 def _line_ending(line: str) -> str:
