@@ -1,13 +1,22 @@
 """The standalone command: `flake8-torchdevice check|rules|explain`.
 
 Output and `# noqa` handling match flake8's defaults, so editors and CI parse it the
-same way. Exit status: 0 nothing found, 1 findings (or files that could not be
-linted), 2 usage or internal error.
+same way.
+
+Exit status of `check`:
+- 0: every file was linted and nothing was found;
+- 1: findings were printed (E999 for a file Python cannot compile counts as one),
+  or a file was skipped: `PATH: skipped: REASON` on stderr (it cannot be read, or
+  is too large or too deeply nested to analyse);
+- 2: usage error, or an internal error (a bug in this linter): `PATH: internal
+  error: ...` on stderr; the other files are still linted and reported.
+`rules` and `explain` exit 0, or 2 on an unknown code.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import os
 import re
@@ -41,11 +50,34 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
 
 
 def read_source(path: str) -> str:
-    """Decode like Python does: PEP 263 coding line, BOM, UTF-8 by default."""
-    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    text = data.decode(encoding)
-    return text[1:] if text.startswith("\ufeff") else text
+    """Decode like Python does: PEP 263 coding line, BOM, UTF-8 by default; line
+    endings read as flake8 reads them (\r\n and \r become \n).
+
+    Raises OSError, or SourceError (a SyntaxError, E999) for bytes Python cannot decode.
+    """
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as file:
+            data = file.read()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        raise _decode_error(data, error) from None
+    text = text[1:] if text.startswith("\ufeff") else text
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _decode_error(data: bytes, error: Exception) -> SourceError:
+    """Python's own message and position for a file it cannot decode."""
+    try:
+        compile(data, "<file>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as syntax:
+        return SourceError(f"SyntaxError: {syntax.msg}", max(syntax.lineno or 1, 1), max(syntax.offset or 1, 1) - 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return SourceError(f"SyntaxError: cannot decode: {error}", 1, 0)
 
 
 def is_suppressed(finding: Finding, lines: Sequence[str]) -> bool:
@@ -64,18 +96,18 @@ def lint_path(path: str, options: Options) -> Tuple[List[Finding], Optional[str]
     """Findings for one file, or a one-line reason why it was skipped."""
     try:
         source = read_source(path)
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return [], f"cannot read: {type(error).__name__}: {error}"
-    try:
         # Parse here rather than in the engine so a broken file is reported (E999,
         # as flake8 does) even when nothing in it could hold a TDV finding.
         tree = parse_python(source, path)
         findings = lint_source(source, path, options, tree=tree)
     except SourceError as error:
-        if error.reason.startswith("SyntaxError"):
+        if error.reason.startswith(("SyntaxError", "IndentationError", "TabError")):
             return [Finding(error.line or 1, error.col, "E999", error.reason)], None
         return [], error.reason
-    lines = source.splitlines()
+    except OSError as error:
+        return [], f"cannot read: {error.strerror or error}"
+    # Only \n ends a line now; str.splitlines() would also split at \f, \x1c, \u2028...
+    lines = source.split("\n")
     return [f for f in findings if not is_suppressed(f, lines)], None
 
 
@@ -96,20 +128,31 @@ def _options_from(args: argparse.Namespace) -> Options:
 def command_check(args: argparse.Namespace) -> int:
     options = _options_from(args)
     status = EXIT_CLEAN
+    counts = {"files": 0, "skipped": 0, "errors": 0, "findings": 0}
     for path in iter_python_files(args.paths):
         shown = "stdin" if path == "-" else path
+        counts["files"] += 1
         try:
             findings, skipped = lint_path(path, options)
-        except Exception as error:
-            print(f"{shown}: internal error: {type(error).__name__}: {error}; "
-                  "please report this bug with the file attached", file=sys.stderr)
-            return EXIT_ERROR
+        except Exception as error:  # a bug of ours: report it, go on with the other files
+            message = " ".join(str(error).split())[:200]
+            print(f"{shown}: internal error: {type(error).__name__}: {message}; "
+                  "please report this bug at the flake8-torchdevice issue tracker "
+                  "with the file attached", file=sys.stderr)
+            counts["errors"] += 1
+            status = EXIT_ERROR
+            continue
         if skipped is not None:
             print(f"{shown}: skipped: {skipped}", file=sys.stderr)
+            counts["skipped"] += 1
             status = max(status, EXIT_FINDINGS)
         for finding in findings:
             print(f"{shown}:{finding.line}:{finding.col + 1}: {finding.text}")
+            counts["findings"] += 1
             status = max(status, EXIT_FINDINGS)
+    if args.verbose:
+        print("flake8-torchdevice: {files} files, {findings} findings, {skipped} skipped, "
+              "{errors} internal errors".format(**counts), file=sys.stderr)
     return status
 
 
@@ -143,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extend-select", default="", help="add codes, e.g. TDV9 for the opinionated rules")
     check.add_argument("--guard-names", default="", help=GUARD_NAMES_HELP)
     check.add_argument("--check-param-defaults", action="store_true", help=PARAM_DEFAULTS_HELP)
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="end with a line on stderr: files checked, findings, skipped files")
     check.set_defaults(handler=command_check)
     commands.add_parser("rules", help="list every code").set_defaults(handler=command_rules)
     explain = commands.add_parser("explain", help="print a rule's documentation")
@@ -152,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        # a file name that is not valid UTF-8 must not stop the run
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -161,7 +210,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return args.handler(args)
     except KeyboardInterrupt:
         return EXIT_ERROR
-    except BrokenPipeError:
+    except BrokenPipeError:  # `... | head`: stop quietly, also when Python flushes at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CLEAN
 
 

@@ -234,7 +234,8 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
     try:
         return ast.parse(source, filename)
     except SyntaxError as error:
-        raise SourceError(f"SyntaxError: {error.msg}", error.lineno or 0, error.offset or 0) from None
+        # IndentationError and TabError keep their names, as in flake8's E999
+        raise SourceError(f"{type(error).__name__}: {error.msg}", error.lineno or 0, error.offset or 0) from None
     except (ValueError, RecursionError, MemoryError) as error:
         raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from None
 
@@ -271,6 +272,10 @@ def lint_source(
         text = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if text is None:
             return []
+    if len(text) > MAX_ANALYSED:
+        # libcst needs ~1 GB of memory per MB of code; PyTorch's largest file keeps 1 MB.
+        raise SourceError(f"too large to analyse: {len(text) / 1e6:.1f} MB of code could hold "
+                          f"findings, the limit is {MAX_ANALYSED / 1e6:.0f} MB")
     _check_chains(text, tree)
     return _analyse(text, rules, options)
 
@@ -280,6 +285,7 @@ def lint_source(
 # stack: the process dies. Far shorter chains already fail the analysis (too deep
 # for the visitor), so skipping long ones before parsing loses nothing.
 MAX_CHAIN = 500
+MAX_ANALYSED = 2_000_000  # characters handed to libcst
 
 
 def _check_chains(text: str, tree: ast.Module) -> None:
