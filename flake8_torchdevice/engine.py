@@ -301,7 +301,7 @@ def _check_chains(text: str, tree: ast.Module) -> None:
         else:
             continue
         if size >= MAX_CHAIN:
-            raise SourceError(f"a chain of {size} operands or names is too long to analyse",
+            raise SourceError(f"line {node.lineno}: a chain of {size} operands or names is too long to analyse",
                               node.lineno, node.col_offset)
 
 
