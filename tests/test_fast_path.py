@@ -92,8 +92,8 @@ def test_timm_sample_fast_equals_full(timm_files, options):
     # Every file for all rules; a fifth of them for the single-side option sets.
     files = timm_files if options == "all" else evenly(timm_files, 60)
     found = [f for path in files for f in assert_same(read(path), OPTION_SETS[options], path)]
-    if options != "without-tdv201":
-        assert any(f.code == "TDV201" for f in found)  # the sample exercises the rule
+    if options == "all":
+        assert any(f.code == "TDV201" for f in found)  # timm exercises the rule
 
 
 @pytest.mark.parametrize("options", list(OPTION_SETS), ids=list(OPTION_SETS))
