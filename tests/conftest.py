@@ -15,6 +15,28 @@ from flake8_torchdevice.engine import Options, lint_source
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# One finding of each core rule, for the end-to-end tests of flake8 and the CLI.
+ONE_OF_EACH = """\
+import torch
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(3)
+
+
+def main(rank):
+    model = Head().cuda()
+    device = torch.device("cuda")
+    state = torch.load("m.pt")
+    net = Head()
+    ddp = DDP(net, device_ids=[rank])
+    return model, device, state, ddp
+"""
+
+
 def lint(code: str, fast: bool = True, **options) -> List[Tuple[int, int, str]]:
     """(line, 0-based col, code) of every finding in the dedented `code`.
 

@@ -4,29 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_module
+from conftest import ONE_OF_EACH, run_module
 from flake8_torchdevice import cli
 from flake8_torchdevice.rules import ALL_RULES
 
-BAD = """\
-import torch
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
-
-
-class Head(nn.Module):
-    def forward(self, x):
-        return x + torch.zeros(3)
-
-
-def main(rank):
-    model = Head().cuda()
-    device = torch.device("cuda")
-    state = torch.load("m.pt")
-    net = Head()
-    ddp = DDP(net, device_ids=[rank])
-    return model, device, state, ddp
-"""
+BAD = ONE_OF_EACH
 BAD_HEADS = ["8:20: TDV201", "12:13: TDV101", "13:27: TDV102", "14:13: TDV301", "16:11: TDV401"]
 GOOD = ("import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "state = torch.load('m.pt', map_location='cpu')\n")

@@ -4,27 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_module
+from conftest import ONE_OF_EACH, run_module
 
-BAD = """\
-import torch
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
-
-
-class Head(nn.Module):
-    def forward(self, x):
-        return x + torch.zeros(3)
-
-
-def main(rank):
-    model = Head().cuda()
-    device = torch.device("cuda")
-    state = torch.load("m.pt")
-    net = Head()
-    ddp = DDP(net, device_ids=[rank])
-    return model, device, state, ddp
-"""
+BAD = ONE_OF_EACH
 # flake8 numbers columns from 1.
 BAD_FINDINGS = [
     "bad.py:8:20: TDV201",
