@@ -146,3 +146,8 @@ def test_move_chained_on_the_wrap_comes_after_it():
     # `DataParallel(model).to(device)` wraps the unmoved module, then moves the wrapper
     code = "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model).to(device)\n"
     assert tdv401(code) == [(3, 8, "TDV401")]
+
+
+def test_all_capitals_class_is_a_constructor():
+    code = "import torch.nn as nn\nm = MLP()\nm = nn.DataParallel(m)\n"
+    assert tdv401(code) == [(3, 4, "TDV401")]

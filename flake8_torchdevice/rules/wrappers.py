@@ -63,8 +63,8 @@ class WrapBeforeMove(Rule):
     - A module handed in from outside (a parameter, `self.model` outside
       `__init__`) or returned by a helper (`model = build(cfg)`) that this scope
       does not move later: it may have been moved already.
-    - An argument that is not a name or a class-like call (`DataParallel(build())`);
-      all-capitals names such as `MLP()` are not taken for classes.
+    - An argument that is not a name or a class-like (capitalised) call
+      (`DataParallel(build())`).
     - Code under a CUDA guard (`if torch.cuda.device_count() > 1:`, ...; TDV101's
       page lists them all).
 
@@ -172,4 +172,4 @@ def _is_constructor(call: cst.Call) -> bool:
     if isinstance(inner, cst.Call):
         return _is_constructor(inner)
     name = last_identifier(call.func) or ""
-    return name[:1].isupper() and not name.isupper()
+    return name[:1].isupper()  # Net, MLP, nn.Sequential
