@@ -365,7 +365,7 @@ class Analyzer(cst.CSTVisitor):
         if identifier.lower() in self.guard_names or (dotted_name(node) or "").lower() in self.guard_names:
             return 1
         if identifier == "is_available":
-            return 0  # `torch.cuda.is_available` without a call is TDV104, not a guard
+            return 0  # `torch.cuda.is_available` without a call is always true: a bug, not a guard
         if _NEGATIVE_FLAG_RE.search(identifier):
             return -1 if _CUDA_FLAG_RE.search(identifier) or "cpu" in identifier.lower() else 0
         if _CUDA_FLAG_RE.search(identifier) or identifier == "is_cuda":

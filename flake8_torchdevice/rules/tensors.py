@@ -372,7 +372,7 @@ class FactoryWithoutDevice(Rule):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
                            else [parent.target])
                 if child is not parent.value or len(targets) != 1 or not isinstance(targets[0], cst.Name):
-                    return NEUTRAL, None  # self.x = ... is TDV202's; tuples and subscripts: unsure
+                    return NEUTRAL, None  # self.x = ...: an attribute, not a local; tuples and subscripts: unsure
                 return NEUTRAL, (targets[0].value, parent)
             if isinstance(parent, cst.AugAssign):
                 return (BAD if strict and child is parent.value else NEUTRAL), None
