@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -215,6 +215,15 @@ class Scope:
     # dotted names moved to a device so far in this scope, in statement order
     moved: Set[str] = field(default_factory=set)
     params: Set[str] = field(default_factory=set)
+    # Per-scope state that rules keep (what was saved, wraps waiting for a move, ...):
+    # it lives exactly as long as the scope.
+    notes: Dict[str, Any] = field(default_factory=dict)
+
+    def note(self, key: str, make: Callable[[], Any]) -> Any:
+        """This scope's entry `key`, created with `make()` on first use."""
+        if key not in self.notes:
+            self.notes[key] = make()
+        return self.notes[key]
 
 
 @dataclass

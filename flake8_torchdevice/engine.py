@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .rules import ALL_RULES, DEFAULT_CODES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from typing import Dict, Optional, Set
+from typing import Optional
 
 from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args
 from .base import Rule
@@ -99,10 +99,6 @@ class LoadWithoutMapLocation(Rule):
         "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url(URL)  # expect: TDV301\n",
     ]
 
-    def __init__(self, *args) -> None:
-        super().__init__(*args)
-        self._saved: Dict[int, Set[str]] = {}  # per scope: buffers/paths torch.save wrote to
-
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
         # torch.save(obj, f) / script_module.save(f): remember f for a later load.
@@ -114,7 +110,7 @@ class LoadWithoutMapLocation(Rule):
         if saved_to is not None:
             key = _file_key(saved_to)
             if key:
-                self._saved.setdefault(id(self.ctx.function_scope().node), set()).add(key)
+                self.ctx.function_scope().note("saved to", set).add(key)
             return
         index = LOADERS.get(qualified or "")
         if index is None or self.ctx.guarded:
@@ -126,6 +122,6 @@ class LoadWithoutMapLocation(Rule):
         if location is not None and not (isinstance(location.value, cst.Name) and location.value.value == "None"):
             return  # `map_location=None` is the default: tensors go back where they were saved
         source = first_argument(node, "f")
-        if source is not None and _file_key(source) in self._saved.get(id(self.ctx.function_scope().node), ()):
+        if source is not None and _file_key(source) in self.ctx.function_scope().note("saved to", set):
             return  # a round trip: this function saved it, on this machine, a moment ago
         self.report(node, self.message.format(name=qualified))

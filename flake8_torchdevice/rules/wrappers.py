@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
@@ -91,13 +90,6 @@ class WrapBeforeMove(Rule):
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\nddp = DDP(model, device_ids=[rank])  # expect: TDV401\n",
     ]
 
-    def __init__(self, *args) -> None:
-        super().__init__(*args)
-        # Wraps whose argument came from outside the scope: reported only if that
-        # scope moves the same target later ("moved after the wrap").
-        self._waiting: Dict[int, List[Tuple[str, cst.Call, str]]] = {}
-        self._constructed: Dict[int, Set[str]] = {}  # per scope: names bound to `SomeModule(...)`
-
     def visit_Call(self, node: cst.Call) -> None:
         target = move_target(node)
         if target is not None:
@@ -127,12 +119,12 @@ class WrapBeforeMove(Rule):
         if gpu_intended and self._built_here(key, scope):
             self.report(node, message)
         else:
-            self._waiting.setdefault(id(scope.node), []).append((key, node, message))
+            scope.note("wraps waiting", list).append((key, node, message))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # `model = Net()` builds a module on the CPU; `model = build(cfg)` may have moved it.
         built = isinstance(node.value, cst.Call) and _is_constructor(node.value)
-        constructed = self._constructed.setdefault(id(self.ctx.function_scope().node), set())
+        constructed = self.ctx.function_scope().note("constructed", set)
         for target in node.targets:
             key = dotted_name(target.target)
             if key is None:
@@ -145,13 +137,13 @@ class WrapBeforeMove(Rule):
     def _built_here(self, key: str, scope: Scope) -> bool:
         """Was `key` constructed in this scope, on the CPU (not handed in, where the
         caller may have moved it, nor returned by a helper that may move it)?"""
-        if key in self._constructed.get(id(scope.node), ()):
+        if key in scope.note("constructed", set):
             return True
         function = self.ctx.current_function
         return key.startswith("self.") and function is not None and function.name.value == "__init__"
 
     def _on_move(self, target: str) -> None:
-        waiting = self._waiting.get(id(self.ctx.function_scope().node))
+        waiting = self.ctx.function_scope().note("wraps waiting", list)
         if not waiting:
             return
         for entry in [w for w in waiting if w[0] == target]:
