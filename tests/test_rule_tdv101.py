@@ -100,8 +100,8 @@ GUARDED = {
     "early exit with or": ("import torch\ndef f(x):\n    if not torch.cuda.is_available() or x is None:\n"
                            "        return\n    x.cuda()\n"),
     "elif of a negated test": "import torch\nif not torch.cuda.is_available():\n    pass\nelif big:\n    x.cuda()\n",
-    "module-level early raise": ("import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\n"
-                                 "def f():\n    return x.cuda()\n"),
+    "module-level early raise, module code after it": (
+        "import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\nx.cuda()\n"),
     "comprehension filter": "import torch\nys = [x.cuda() for x in xs if torch.cuda.is_available()]\n",
     "nested comprehension filter": "ys = {k: x.cuda() for k, x in d.items() for _ in r if use_cuda}\n",
     "and short-circuit": "import torch\nok = torch.cuda.is_available() and x.cuda()\n",
@@ -154,6 +154,10 @@ NOT_GUARDS = {
     "unknown decorator": ("@slow\ndef test_a():\n    x.cuda()\n", [(3, 4)]),
     "skipIf without not": ("import unittest\nimport torch\n@unittest.skipIf(torch.cuda.is_available(), 'cpu only')\n"
                            "def test_a():\n    x.cuda()\n", [(5, 4)]),
+    # The spec: an early exit or assert never reaches past its own function.
+    "module-level early raise does not reach into functions": (
+        "import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\n"
+        "def f():\n    return x.cuda()\n", [(5, 11)]),
     "outer call of a guarded ternary": (
         "import torch\nx = (x.cuda() if torch.cuda.is_available() else x).cuda()\n", [(2, 4)]),
 }

@@ -1,0 +1,23 @@
+"""What several rules need to know about the code around a node, in one place.
+
+- `syntax`: context-free questions about expressions (names, literals, arguments);
+- `devices`: device names and the calls that move something to a device;
+- `scopes`: names, imports and statement-ordered facts per function/class/module;
+- `guards`: the CUDA-guard model (which tests mean "CUDA is present");
+- `walker`: `Analyzer`, the one traversal that keeps this state and runs every rule.
+"""
+
+from .devices import is_device_move, is_device_name, move_target
+from .guards import GuardModel, is_exit_statement
+from .scopes import Scope
+from .syntax import (block_statements, dotted_name, first_argument, has_star_kwargs, is_cuda_literal,
+                     is_static_or_class_method, keyword, last_identifier, method_call, number_value,
+                     parameter_names, positional_args, string_prefix, string_value)
+from .walker import Analyzer, ClassInfo
+
+__all__ = [
+    "Analyzer", "ClassInfo", "GuardModel", "Scope", "block_statements", "dotted_name", "first_argument",
+    "has_star_kwargs", "is_cuda_literal", "is_device_move", "is_device_name", "is_exit_statement",
+    "is_static_or_class_method", "keyword", "last_identifier", "method_call", "move_target", "number_value",
+    "parameter_names", "positional_args", "string_prefix", "string_value",
+]

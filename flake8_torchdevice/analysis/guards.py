@@ -1,0 +1,261 @@
+"""The CUDA-guard model (the spec's "CUDA guard"): which tests mean "CUDA is present".
+
+`GuardModel.cuda_polarity(test)` says what a test being true means: +1 CUDA is
+present, -1 CUDA is absent, 0 nothing about CUDA. The walker uses it to decide which
+blocks only run with CUDA (`Analyzer.guarded`) or only without it
+(`Analyzer.cpu_only`). Flags are recognised however programs store them: names and
+attributes (`use_cuda`, `args.cuda`, `self.opt.use_gpu`), subscripts and lookups
+(`opt["cuda"]`, `cfg.get("use_gpu")`), and locals bound from a CUDA test whatever
+their name (`have_accel = torch.cuda.is_available()`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Optional
+
+import libcst as cst
+
+from .devices import is_device_name
+from .syntax import block_statements, dotted_name, last_identifier, method_call, number_value, string_value
+
+_NEGATIVE_FLAG_RE = re.compile(r"(^|_)(no|not|disable|disabled|without|skip)(_|$)|nocuda|nogpu|cpu", re.I)
+_CUDA_FLAG_RE = re.compile(r"cuda|gpu", re.I)
+_DEVICE_ID_RE = re.compile(r"^(device_ids?|gpu_ids?|gpus?|cuda_device)$", re.I)
+_EXIT_CALLS = {"exit", "_exit", "quit", "skip", "skipTest", "fail", "abort"}
+# Calls whose result tells whether CUDA is there (truthy: present).
+_CUDA_TESTS = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
+               "torch.backends.cudnn.is_available"}
+
+
+def is_exit_statement(statement: cst.CSTNode) -> bool:
+    """`return`, `raise`, `continue`, `break`, `sys.exit()`, `pytest.skip()`, ..."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(is_exit_statement(small) for small in statement.body)
+    if isinstance(statement, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+        return True
+    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+        return last_identifier(statement.value.func) in _EXIT_CALLS
+    return False
+
+
+def _name_polarity(identifier: str) -> int:
+    """What a flag's name says: `use_cuda` +1, `no_cuda`/`cpu_only` -1, `verbose` 0."""
+    if _NEGATIVE_FLAG_RE.search(identifier):
+        return -1 if _CUDA_FLAG_RE.search(identifier) or "cpu" in identifier.lower() else 0
+    return 1 if _CUDA_FLAG_RE.search(identifier) or identifier == "is_cuda" else 0
+
+
+def _device_text_polarity(text: str) -> Optional[int]:
+    """`"cuda:0"` +1, `"cpu"` -1, other device strings (`"mps"`) None."""
+    text = text.strip().lower()
+    if text.startswith(("cuda", "gpu")):
+        return 1
+    if text == "cpu":
+        return -1
+    return None
+
+
+class GuardModel:
+    """Reads tests. `resolve` gives an expression's qualified import name;
+    `local_flag(name)` the polarity of the test a local name was bound from (0: none)."""
+
+    def __init__(self, resolve: Callable[[cst.CSTNode], Optional[str]], local_flag: Callable[[str], int],
+                 guard_names: Iterable[str] = ()) -> None:
+        self.resolve = resolve
+        self.local_flag = local_flag
+        self.guard_names = {name.lower() for name in guard_names}
+
+    def cuda_polarity(self, test: cst.BaseExpression) -> int:
+        """+1 when `test` being true means CUDA is present, -1 when it means CUDA is
+        absent, 0 when it says nothing about CUDA."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return -self.cuda_polarity(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.cuda_polarity(test.left), self.cuda_polarity(test.right)
+            if isinstance(test.operator, cst.And):
+                # the body runs only if every operand is true
+                if left > 0 or right > 0:
+                    return 1
+                return -1 if left < 0 and right < 0 else 0
+            # `or`: the else arm runs only if every operand is false
+            if left < 0 or right < 0:
+                return -1
+            return 1 if left > 0 and right > 0 else 0
+        if isinstance(test, cst.Comparison):
+            return self._comparison_polarity(test)
+        if isinstance(test, cst.Call):
+            return self._call_polarity(test)
+        if isinstance(test, cst.Name):
+            return self.local_flag(test.value) or self._flag_polarity(test)
+        if isinstance(test, cst.Attribute):
+            return self._flag_polarity(test)
+        if isinstance(test, cst.Subscript):
+            return self._key_polarity(test)
+        return 0
+
+    def bound_flag_polarity(self, value: cst.BaseExpression) -> int:
+        """The polarity a local takes when bound to `value`: only real tests and
+        flags count (`torch.cuda.is_available()`, `args.cuda and n > 1`,
+        `opt["gpu"]`), not any call that happens to say "cuda" (`net.cuda()`)."""
+        if isinstance(value, cst.Call) and not self._is_cuda_test_call(value) and last_identifier(value.func) != "get":
+            return 0
+        return self.cuda_polarity(value)
+
+    def _is_cuda_test_call(self, call: cst.Call) -> bool:
+        qualified = self.resolve(call.func)
+        if qualified in _CUDA_TESTS:
+            return True
+        name = last_identifier(call.func)
+        if name in ("is_available", "device_count") and qualified is None and isinstance(call.func, cst.Attribute):
+            return last_identifier(call.func.value) == "cuda"  # `cuda.is_available()` after `from torch import cuda`
+        return False
+
+    def _call_polarity(self, test: cst.Call) -> int:
+        if self._is_cuda_test_call(test):
+            return 1
+        receiver = method_call(test, "startswith")
+        if receiver is not None and test.args:
+            prefix = string_value(test.args[0].value)
+            if prefix is not None:
+                return _device_text_polarity(prefix) or 0
+        name = last_identifier(test.func)
+        if name in ("len", "bool", "any", "all") and test.args:
+            return self.cuda_polarity(test.args[0].value)
+        if name == "get" and isinstance(test.func, cst.Attribute) and test.args:
+            key = string_value(test.args[0].value)  # `cfg.get("use_gpu")`
+            return _name_polarity(key) if key else 0
+        return self._flag_polarity(test.func)
+
+    def _key_polarity(self, test: cst.Subscript) -> int:
+        """`opt["cuda"]`, `config["gpus"]`: a flag stored under a key that says CUDA."""
+        if len(test.slice) != 1 or not isinstance(test.slice[0].slice, cst.Index):
+            return 0
+        key = string_value(test.slice[0].slice.value)
+        return _name_polarity(key) if key else 0
+
+    def _flag_polarity(self, node: cst.BaseExpression) -> int:
+        """A flag whose name says CUDA/GPU: `use_cuda`, `args.cuda`, `opt.gpu_ids`."""
+        identifier = last_identifier(node)
+        if identifier is None:
+            return 0
+        if identifier.lower() in self.guard_names or (dotted_name(node) or "").lower() in self.guard_names:
+            return 1
+        if identifier == "is_available":
+            return 0  # `torch.cuda.is_available` without a call is always true: a bug, not a guard
+        return _name_polarity(identifier)
+
+    def _literal_device_polarity(self, literal: cst.BaseExpression) -> Optional[int]:
+        """The polarity of a device literal in a comparison, None when it is not one."""
+        text = string_value(literal)
+        if text is None and isinstance(literal, cst.Call) and literal.args and self.resolve(literal.func) == "torch.device":
+            text = string_value(literal.args[0].value)  # `x.device == torch.device("cuda")`
+        if text is not None:
+            return _device_text_polarity(text) or 0
+        if isinstance(literal, (cst.Tuple, cst.List, cst.Set)) and literal.elements:
+            # `device.type in ("cuda", "cpu")` admits a CPU: no guard. Only all-CUDA sets are.
+            signs = [_device_text_polarity(string_value(el.value) or "") for el in literal.elements]
+            if all(sign == 1 for sign in signs):
+                return 1
+            if all(sign == -1 for sign in signs):
+                return -1
+            return 0 if any(string_value(el.value) is not None for el in literal.elements) else None
+        return None
+
+    def _comparison_polarity(self, test: cst.Comparison) -> int:
+        if len(test.comparisons) != 1:
+            return 0
+        target = test.comparisons[0]
+        op, left, right = target.operator, test.left, target.comparator
+        # A device literal on either side: `device.type == "cuda"`, `"cuda" in str(d)`.
+        for literal in (right, left):
+            sign = self._literal_device_polarity(literal)
+            if sign is None:
+                continue
+            if isinstance(op, (cst.Equal, cst.In, cst.Is)):
+                return sign
+            if isinstance(op, (cst.NotEqual, cst.NotIn, cst.IsNot)):
+                return -sign
+            return 0
+        # `device_id is not None`: a device was asked for explicitly.
+        if isinstance(right, cst.Name) and right.value == "None" and isinstance(op, (cst.Is, cst.IsNot)):
+            identifier = last_identifier(left) or ""
+            if is_device_name(identifier) or _DEVICE_ID_RE.match(identifier):
+                return 1 if isinstance(op, cst.IsNot) else -1
+            return 0
+        # Number on the right: `torch.cuda.device_count() > 1`, `len(gpu_ids) == 0`.
+        number = number_value(right)
+        if number is None:
+            return 0
+        sign = self.cuda_polarity(left)
+        if sign == 0:
+            return 0
+        if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+            return sign
+        if isinstance(op, cst.NotEqual):
+            return sign if number == 0 else 0
+        if isinstance(op, cst.Equal):
+            return -sign if number == 0 else sign
+        if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+            return -sign
+        return 0
+
+    def loops_over_gpus(self, iterable: cst.BaseExpression) -> bool:
+        """`for i in range(torch.cuda.device_count())`: the body never runs without CUDA."""
+        return (isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "range"
+                and len(iterable.args) == 1 and self.cuda_polarity(iterable.args[0].value) > 0)
+
+    def filters_guard(self, comp_for: Optional[cst.CompFor]) -> bool:
+        """`[x.cuda() for x in xs if torch.cuda.is_available()]`: the element runs only if every `if` holds."""
+        while comp_for is not None:
+            if any(self.cuda_polarity(cond.test) > 0 for cond in comp_for.ifs):
+                return True
+            comp_for = comp_for.inner_for_in
+        return False
+
+    def is_guard_decorator(self, decorator: cst.BaseExpression) -> bool:
+        """`@skipIf(not torch.cuda.is_available(), ...)`, `@requires_cuda`, ..."""
+        if isinstance(decorator, cst.Call):
+            name = last_identifier(decorator.func)
+            if name in ("skipIf", "skipif") and decorator.args:
+                return self.cuda_polarity(decorator.args[0].value) < 0
+            if name == "skipUnless" and decorator.args:
+                return self.cuda_polarity(decorator.args[0].value) > 0
+            decorator = decorator.func
+        full = (dotted_name(decorator) or "").lower()
+        if not full:
+            return False
+        if full in self.guard_names or full.rsplit(".", 1)[-1] in self.guard_names:
+            return True
+        return bool(_CUDA_FLAG_RE.search(full))
+
+    def is_named_for_cuda(self, node: cst.Name) -> bool:
+        """`def to_cuda(x)`, `class TestGPUKernels`: code whose own name says it needs CUDA."""
+        return self._flag_polarity(node) > 0
+
+    def is_early_exit_guard(self, statement: cst.CSTNode) -> bool:
+        """`if not torch.cuda.is_available(): return` and `assert torch.cuda.is_available()`."""
+        if isinstance(statement, cst.If):
+            return (
+                statement.orelse is None
+                and self.cuda_polarity(statement.test) < 0
+                and any(is_exit_statement(s) for s in block_statements(statement.body))
+            )
+        if isinstance(statement, cst.SimpleStatementLine):
+            return any(isinstance(small, cst.Assert) and self.cuda_polarity(small.test) > 0
+                       for small in statement.body)
+        return False
+
+    def is_module_mark_guard(self, statement: cst.CSTNode) -> bool:
+        """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: every
+        test of the module needs CUDA."""
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        return any(isinstance(small, cst.Assign)
+                   and any(dotted_name(t.target) == "pytestmark" for t in small.targets)
+                   and self._marks_guard(small.value) for small in statement.body)
+
+    def _marks_guard(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return any(self._marks_guard(el.value) for el in value.elements)
+        return self.is_guard_decorator(value)

@@ -1,0 +1,76 @@
+"""Scopes: the names each function, lambda, class or module binds, what they resolve
+to (imports), and the per-scope facts that depend on statement order (moves, flags)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional, Set
+
+import libcst as cst
+
+from .syntax import dotted_name
+
+
+@dataclass
+class Scope:
+    """A function, lambda, class or module body, with its own names."""
+
+    node: cst.CSTNode
+    kind: str  # "module" | "class" | "function" | "lambda"
+    # name -> qualified name it was imported as, or None when rebound to a non-import
+    bindings: Dict[str, Optional[str]] = field(default_factory=dict)
+    # dotted names moved to a device so far in this scope, in statement order
+    moved: Set[str] = field(default_factory=set)
+    params: Set[str] = field(default_factory=set)
+    # name -> polarity of the CUDA test it was last bound from (`have_gpu = torch.cuda.is_available()`)
+    flags: Dict[str, int] = field(default_factory=dict)
+    # Per-scope state that rules keep (what was saved, wraps waiting for a move, ...):
+    # it lives exactly as long as the scope.
+    notes: Dict[str, Any] = field(default_factory=dict)
+
+    def note(self, key: str, make: Callable[[], Any]) -> Any:
+        """This scope's entry `key`, created with `make()` on first use."""
+        if key not in self.notes:
+            self.notes[key] = make()
+        return self.notes[key]
+
+    def bind_import(self, node: cst.CSTNode) -> None:
+        """`import torch as th` binds th -> torch; `from .utils import load` shadows torch's."""
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.bindings[alias.asname.name.value] = full
+                else:
+                    top = full.split(".", 1)[0]
+                    self.bindings[top] = top
+        elif isinstance(node, cst.ImportFrom):
+            if isinstance(node.names, cst.ImportStar):
+                return
+            module = "" if node.relative or node.module is None else dotted_name(node.module) or ""
+            for alias in node.names:
+                imported = dotted_name(alias.name) or ""
+                local = imported
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                self.bindings[local] = f"{module}.{imported}" if module else None
+
+    def bind_targets(self, target: cst.CSTNode) -> None:
+        """Names bound by an assignment, loop, `with ... as`, ...: no longer imports."""
+        if isinstance(target, cst.Name):
+            self.bindings[target.value] = None
+            self.flags.pop(target.value, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.bind_targets(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_targets(target.value)
+
+    def bind_params(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.bindings[param.name.value] = None
+            self.params.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.bindings[star.name.value] = None
+                self.params.add(star.name.value)

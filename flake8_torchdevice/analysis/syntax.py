@@ -1,0 +1,135 @@
+"""Small, context-free questions about libcst expressions: names, literals, arguments."""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Sequence
+
+import libcst as cst
+
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, None for anything else."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def last_identifier(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Call):
+        return last_identifier(node.func)
+    return None
+
+
+def string_value(node: cst.CSTNode) -> Optional[str]:
+    """The text of a plain (non-f, non-bytes) string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        prefix = node.prefix.lower()
+        if "b" in prefix:
+            return None
+        try:
+            value = node.evaluated_value
+        except Exception:  # malformed escapes: not a literal we understand
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = string_value(node.left), string_value(node.right)
+        if left is None or right is None:
+            return None
+        return left + right
+    return None
+
+
+def string_prefix(node: cst.CSTNode) -> Optional[str]:
+    """The literal text a string or f-string starts with (`f"cuda:{r}"` -> `cuda:`)."""
+    plain = string_value(node)
+    if plain is not None:
+        return plain
+    if isinstance(node, cst.FormattedString) and node.parts:
+        first = node.parts[0]
+        if isinstance(first, cst.FormattedStringText):
+            return first.value
+        return ""
+    return None
+
+
+_CUDA_DEVICE_RE = re.compile(r"cuda(:\d*)?$")
+
+
+def is_cuda_literal(node: cst.CSTNode) -> bool:
+    """`"cuda"`, `"cuda:0"`, `f"cuda:{rank}"`: a device string naming CUDA."""
+    plain = string_value(node)
+    if plain is not None:
+        return bool(_CUDA_DEVICE_RE.match(plain.strip()))
+    prefix = string_prefix(node)
+    return prefix is not None and prefix.startswith("cuda:")
+
+
+def number_value(node: cst.CSTNode) -> Optional[float]:
+    if isinstance(node, cst.Integer):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.Float):
+        return node.evaluated_value
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, (cst.Integer, cst.Float))
+    ):
+        return -float(node.expression.evaluated_value)
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def has_star_kwargs(call: cst.Call) -> bool:
+    return any(arg.star == "**" for arg in call.args)
+
+
+def positional_args(call: cst.Call) -> List[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and arg.star == ""]
+
+
+def first_argument(call: cst.Call, keyword_name: str) -> Optional[cst.BaseExpression]:
+    """The first positional argument, or the keyword that can stand for it."""
+    positional = positional_args(call)
+    if positional:
+        return positional[0].value
+    arg = keyword(call, keyword_name)
+    return arg.value if arg is not None else None
+
+
+def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.BaseExpression]:
+    """For `recv.name(...)` with name in `names`: the receiver, else None."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in names
+    ):
+        return node.func.value
+    return None
+
+
+def block_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body  # IndentedBlock.body and SimpleStatementSuite.body
+
+
+def parameter_names(function: cst.FunctionDef) -> List[str]:
+    params = function.params
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def is_static_or_class_method(function: cst.FunctionDef) -> bool:
+    return any(last_identifier(d.decorator) in ("staticmethod", "classmethod") for d in function.decorators)

@@ -1,0 +1,332 @@
+"""The one traversal: `Analyzer` walks the libcst tree once, keeps what every rule
+needs to know about the code around a node, and dispatches each node to the rules.
+
+While it walks it keeps:
+- the scope stack (`scopes.py`): imports, so `th.load` resolves to `torch.load` and a
+  name rebound locally stops resolving to torch; moves in statement order; flags;
+- the CUDA-guard depth (`guards.py`): `guarded` inside code that only runs with CUDA,
+  `cpu_only` inside code that only runs without it;
+- the class stack, with "is this class an `nn.Module`", and the function stack.
+
+Rules subscribe to node types with `visit_<Node>` / `leave_<Node>` methods and read
+this state through the analyzer; they never re-derive it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
+
+import libcst as cst
+
+from .devices import is_device_move, move_target
+from .guards import GuardModel
+from .scopes import Scope
+from .syntax import dotted_name
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    is_module: bool
+
+
+# Classes from torch.nn that are not modules.
+_NN_NON_MODULES = {"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"}
+# Third-party base classes that are `nn.Module` subclasses, recognised by name.
+_MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
+
+
+@dataclass
+class _Block:
+    """An indented block (or the module) and the guards its own statements opened."""
+
+    exit_guards: int = 0  # `if not torch.cuda.is_available(): return` / `assert ...` above here
+    mark_guards: int = 0  # `pytestmark = skipif(no CUDA)`: reaches into functions too
+
+
+class Analyzer(cst.CSTVisitor):
+    """One traversal: keeps the shared state and dispatches nodes to every rule."""
+
+    def __init__(self, rules_factory: Callable[["Analyzer"], Iterable["object"]],
+                 guard_names: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.scopes: List[Scope] = []
+        self.guards = GuardModel(self.resolve, self.local_flag, guard_names)
+        # The nodes from the module down to the one being visited (for "what is my parent").
+        self.stack: List[cst.CSTNode] = []
+        self.classes: List[ClassInfo] = []
+        self.functions: List[cst.FunctionDef] = []
+        self.module_classes: Set[str] = set()
+        self.guard_depth = 0
+        self.cpu_only_depth = 0
+        # Early-exit guards in force, and those set aside while inside a function body.
+        self._exit_guards = 0
+        self._outer_exit_guards: List[int] = []
+        self._attribute_effects: List[tuple] = []
+        self._blocks: List[_Block] = []
+        self._elif_ids: Set[int] = set()
+        self.rules = list(rules_factory(self))
+        self._visitors: Dict[str, List[Callable]] = {}
+        self._leavers: Dict[str, List[Callable]] = {}
+        for rule in self.rules:
+            for attr in dir(type(rule)):
+                if attr.startswith("visit_"):
+                    self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
+                elif attr.startswith("leave_"):
+                    self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
+
+    # ---------------------------------------------------------------- state queries
+
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    @property
+    def guarded(self) -> bool:
+        """True inside code that only runs when CUDA is present."""
+        return self.guard_depth > 0
+
+    @property
+    def cpu_only(self) -> bool:
+        """True inside code that only runs when CUDA is absent (`else:` of a CUDA test)."""
+        return self.cpu_only_depth > 0
+
+    @property
+    def current_class(self) -> Optional[ClassInfo]:
+        return self.classes[-1] if self.classes else None
+
+    @property
+    def current_function(self) -> Optional[cst.FunctionDef]:
+        return self.functions[-1] if self.functions else None
+
+    def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
+        """The parent (depth=1), grandparent (2), ... of the node being visited."""
+        index = len(self.stack) - 1 - depth
+        return self.stack[index] if index >= 0 else None
+
+    def function_scope(self) -> Scope:
+        """The innermost function or module scope (class bodies and lambdas skipped)."""
+        for scope in reversed(self.scopes):
+            if scope.kind in ("function", "module"):
+                return scope
+        return self.scopes[0]
+
+    def _visible_scopes(self) -> Iterable[Scope]:
+        """Innermost first; class bodies do not enclose their methods."""
+        for scope in reversed(self.scopes):
+            if scope.kind == "class" and scope is not self.scopes[-1]:
+                continue
+            yield scope
+
+    def resolve(self, node: cst.CSTNode) -> Optional[str]:
+        """The qualified name an expression refers to, when it comes from an import.
+
+        `th.nn.DataParallel` -> `torch.nn.DataParallel` after `import torch as th`.
+        """
+        if isinstance(node, cst.Name):
+            for scope in self._visible_scopes():
+                if node.value in scope.bindings:
+                    return scope.bindings[node.value]
+            return None
+        if isinstance(node, cst.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr.value}" if base else None
+        return None
+
+    def local_flag(self, name: str) -> int:
+        """Polarity of the CUDA test that the visible binding of `name` came from."""
+        for scope in self._visible_scopes():
+            if name in scope.bindings:
+                return scope.flags.get(name, 0)
+        return 0
+
+    def cuda_polarity(self, test: cst.BaseExpression) -> int:
+        return self.guards.cuda_polarity(test)
+
+    # ---------------------------------------------------------------- classes
+
+    def _class_is_module(self, node: cst.ClassDef) -> bool:
+        for base in node.bases:
+            if base.keyword is not None:
+                continue
+            qualified = self.resolve(base.value)
+            if qualified:
+                if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] not in _NN_NON_MODULES:
+                    last = qualified.rsplit(".", 1)[-1]
+                    if last[:1].isupper():
+                        return True
+                if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
+                    return True
+            name = dotted_name(base.value)
+            if name is None:
+                continue
+            if name in self.module_classes:
+                return True
+            if qualified is None and _MODULE_BASE_RE.search(name) and name != "Module":
+                return True
+        return False
+
+    # ---------------------------------------------------------------- bindings and moves
+
+    def _bind_assignment(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.scope.bind_targets(target.target)
+        # `have_gpu = torch.cuda.is_available()`: a CUDA flag, whatever its name.
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            polarity = self.guards.bound_flag_polarity(node.value)
+            if polarity:
+                self.scope.flags[node.targets[0].target.value] = polarity
+
+    def _record_move(self, value: cst.CSTNode, assigned_to: Sequence[str] = ()) -> None:
+        if not is_device_move(value):
+            return
+        moved = self.function_scope().moved
+        target = move_target(value)
+        if target:
+            moved.add(target)
+        moved.update(assigned_to)
+
+    # ---------------------------------------------------------------- traversal
+
+    def _dispatch(self, table: Dict[str, List[Callable]], node: cst.CSTNode) -> None:
+        callbacks = table.get(type(node).__name__)
+        if callbacks:
+            for callback in callbacks:
+                callback(node)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
+        kind = type(node).__name__
+        if kind == "Module":
+            self.scopes.append(Scope(node, "module"))
+            self._blocks.append(_Block())
+        elif kind in ("Import", "ImportFrom"):
+            self.scope.bind_import(node)
+        elif kind == "Assign":
+            self._bind_assignment(node)  # type: ignore[arg-type]
+        elif kind in ("AnnAssign", "AugAssign", "For", "NamedExpr"):
+            self.scope.bind_targets(node.target)  # type: ignore[attr-defined]
+        elif kind in ("ListComp", "SetComp", "DictComp", "GeneratorExp"):
+            comp_for = node.for_in  # type: ignore[attr-defined]  # bound before the element is visited
+            while comp_for is not None:
+                self.scope.bind_targets(comp_for.target)
+                comp_for = comp_for.inner_for_in
+        elif kind == "AsName" and not isinstance(self.parent(), cst.ImportAlias):
+            self.scope.bind_targets(node.name)  # type: ignore[attr-defined]  # `with ... as x`, `except E as x`
+        elif kind == "ClassDef":
+            info = ClassInfo(node, self._class_is_module(node))  # type: ignore[arg-type]
+            if info.is_module:
+                self.module_classes.add(node.name.value)  # type: ignore[attr-defined]
+            self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
+            self.classes.append(info)
+        elif kind == "FunctionDef":
+            self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
+        self._dispatch(self._visitors, node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._dispatch(self._leavers, original_node)
+        self.stack.pop()
+        kind = type(original_node).__name__
+        # A move counts from the next statement on: `m = DP(m).to(d)` wraps m unmoved.
+        if kind == "Assign":
+            targets = [dotted_name(t.target) for t in original_node.targets]  # type: ignore[attr-defined]
+            self._record_move(original_node.value, [t for t in targets if t])  # type: ignore[attr-defined]
+        elif kind == "Expr":
+            self._record_move(original_node.value)  # type: ignore[attr-defined]
+        if kind == "Module":
+            self.scopes.pop()
+            self._close_block()
+        elif kind == "ClassDef":
+            self.classes.pop()
+        elif kind in ("If", "SimpleStatementLine") and self._blocks:
+            # Guards that hold for the rest of the block: an early exit, an assert, pytestmark.
+            if id(original_node) not in self._elif_ids and self.guards.is_early_exit_guard(original_node):
+                self._blocks[-1].exit_guards += 1
+                self._exit_guards += 1
+                self.guard_depth += 1
+            elif kind == "SimpleStatementLine" and self.guards.is_module_mark_guard(original_node):
+                self._blocks[-1].mark_guards += 1
+                self.guard_depth += 1
+
+    def _close_block(self) -> None:
+        block = self._blocks.pop()
+        self._exit_guards -= block.exit_guards
+        self.guard_depth -= block.exit_guards + block.mark_guards
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        guard = cpu_only = False
+        kind = type(node).__name__
+        guards = self.guards
+        if attribute == "body":
+            if kind in ("If", "While"):
+                polarity = guards.cuda_polarity(node.test)  # type: ignore[attr-defined]
+                guard, cpu_only = polarity > 0, polarity < 0
+            elif kind == "IndentedBlock":
+                self._blocks.append(_Block())
+            elif kind in ("FunctionDef", "ClassDef"):
+                # Decorated as CUDA-only, or named so (`def to_cuda(x)`, `class TestGPUKernels`).
+                guard = any(guards.is_guard_decorator(d.decorator) for d in node.decorators) or (  # type: ignore[attr-defined]
+                    guards.is_named_for_cuda(node.name))  # type: ignore[attr-defined]
+                self._enter_body(node)
+            elif kind == "Lambda":
+                self._enter_body(node)
+            elif kind == "IfExp":
+                polarity = guards.cuda_polarity(node.test)  # type: ignore[attr-defined]
+                guard, cpu_only = polarity > 0, polarity < 0
+            elif kind == "For":
+                guard = guards.loops_over_gpus(node.iter)  # type: ignore[attr-defined]
+        elif attribute in ("elt", "key", "value") and kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
+            guard = guards.loops_over_gpus(node.for_in.iter) or guards.filters_guard(node.for_in)  # type: ignore[attr-defined]
+        elif attribute == "right" and kind == "BooleanOperation":
+            # `torch.cuda.is_available() and x.cuda()`: the right runs only if the left allows it.
+            polarity = guards.cuda_polarity(node.left)  # type: ignore[attr-defined]
+            guard = polarity > 0 if isinstance(node.operator, cst.And) else polarity < 0  # type: ignore[attr-defined]
+        elif attribute == "orelse":
+            if kind == "If" and isinstance(node.orelse, cst.If):  # type: ignore[attr-defined]
+                self._elif_ids.add(id(node.orelse))  # type: ignore[attr-defined]
+            if kind in ("If", "While", "IfExp"):
+                polarity = guards.cuda_polarity(node.test)  # type: ignore[attr-defined]
+                guard, cpu_only = polarity < 0, polarity > 0
+        self.guard_depth += guard
+        self.cpu_only_depth += cpu_only
+        self._attribute_effects.append((guard, cpu_only))
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        guard, cpu_only = self._attribute_effects.pop()
+        self.guard_depth -= guard
+        self.cpu_only_depth -= cpu_only
+        kind = type(original_node).__name__
+        if attribute == "body":
+            if kind == "IndentedBlock":
+                self._close_block()
+            elif kind in ("FunctionDef", "ClassDef", "Lambda"):
+                self._leave_body(original_node)
+
+    def _enter_body(self, node: cst.CSTNode) -> None:
+        kind = type(node).__name__
+        if kind == "ClassDef":
+            self.scopes.append(Scope(node, "class"))
+            return
+        scope = Scope(node, "function" if kind == "FunctionDef" else "lambda")
+        scope.bind_params(node.params)  # type: ignore[attr-defined]
+        self.scopes.append(scope)
+        if kind == "FunctionDef":
+            self.functions.append(node)  # type: ignore[arg-type]
+        # An early exit or assert guards the rest of its own function only: a function
+        # body runs later, called from anywhere.
+        self._outer_exit_guards.append(self._exit_guards)
+        self.guard_depth -= self._exit_guards
+        self._exit_guards = 0
+
+    def _leave_body(self, node: cst.CSTNode) -> None:
+        self.scopes.pop()
+        kind = type(node).__name__
+        if kind == "ClassDef":
+            return
+        if kind == "FunctionDef":
+            self.functions.pop()
+        self._exit_guards = self._outer_exit_guards.pop()
+        self.guard_depth += self._exit_guards
