@@ -8,7 +8,8 @@ to parse, so the fast path parses only what can hold a finding:
 2. otherwise, every function (at module level or in a class) whose own text matches
    no trigger is replaced by `def name(): pass` on its first line and blank lines
    after it, so line and column numbers of everything kept stay the same (in
-   functions, TDV201's and TDV301's trigger is a call in the `ast` tree, not a word);
+   functions, a rule with a `call_trigger` is triggered by such a call in the `ast`
+   tree, not by its word);
 3. `__init__` is kept when another method of its class is: TDV201 reads it.
 
 `fast=False` parses the whole file; the results are the same (tests check it).
@@ -23,8 +24,6 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .rules import ALL_RULES, DEFAULT_CODES
-from .rules.serialization import LOADERS
-from .rules.tensors import FACTORIES
 
 
 @dataclass(frozen=True, order=True)
@@ -89,29 +88,19 @@ def _import_aliases(tree: ast.Module, pattern: "re.Pattern[str]") -> List[str]:
     return aliases
 
 
-# Rules whose findings are always calls: code -> (last identifiers of the callee, the
-# keywords that rule the call out; None stands for `**kwargs`). Their trigger words fill
-# docstrings and comments ("a tensor of ones", "load the weights"), so in functions they
-# count as triggered only by such a call, found in the `ast` tree flake8 already built.
-CALL_TRIGGERED: Dict[str, Tuple[FrozenSet[str], FrozenSet[Optional[str]]]] = {
-    "TDV201": (frozenset(FACTORIES), frozenset({"device", None})),
-    "TDV301": (frozenset(name.rsplit(".", 1)[-1] for name in LOADERS), frozenset({None})),
-}
-
-
 class _FunctionTriggers:
     """Does a function's text (and tree) hold something an enabled rule can report?"""
 
     def __init__(self, rules: Sequence[type], aliases: Sequence[str]) -> None:
-        text_rules = [rule for rule in rules if rule.code not in CALL_TRIGGERED]
-        call_rules = [rule for rule in rules if rule.code in CALL_TRIGGERED]
+        text_rules = [rule for rule in rules if rule.call_trigger is None]
+        call_rules = [rule for rule in rules if rule.call_trigger is not None]
         self.text = _trigger_pattern(text_rules, aliases) if text_rules else None
         self.call_words = _trigger_pattern(call_rules, aliases) if call_rules else None
         # callee name -> keywords that rule the call out; an alias may stand for any callee
         self.calls: Dict[str, FrozenSet[Optional[str]]] = {name: frozenset() for name in aliases}
         for rule in call_rules:
-            names, exempt = CALL_TRIGGERED[rule.code]
-            self.calls.update((name, exempt) for name in names if name not in self.calls)
+            exempt = rule.call_trigger.exempt_keywords
+            self.calls.update((name, exempt) for name in rule.call_trigger.callees if name not in self.calls)
 
     def match(self, text: str, node: ast.AST) -> bool:
         if self.text is not None and self.text.search(text):

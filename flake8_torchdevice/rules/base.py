@@ -3,7 +3,8 @@ docs (the class docstring) and examples that double as tests."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -13,6 +14,17 @@ if TYPE_CHECKING:
 
 # (node, code, message): positions are computed only for nodes that get reported.
 RawFinding = Tuple[cst.CSTNode, str, str]
+
+
+@dataclass(frozen=True)
+class CallTrigger:
+    """A rule whose findings are always calls: inside a function, only such a call (found
+    in the `ast` tree flake8 already built) makes the function worth parsing, not the
+    trigger word, which fills docstrings and comments ("a tensor of ones")."""
+
+    callees: FrozenSet[str]  # last identifiers of the callee: `zeros` for torch.zeros
+    # keywords that rule the call out; None stands for `**kwargs`
+    exempt_keywords: FrozenSet[Optional[str]] = frozenset()
 
 
 class Rule:
@@ -27,6 +39,8 @@ class Rule:
     # Regular expression over source text: a function whose text does not match the
     # union of these for every enabled rule cannot hold a finding and is not parsed.
     triggers: ClassVar[str]
+    # Set for rules whose findings are always calls to these callees (see CallTrigger).
+    call_trigger: ClassVar[Optional[CallTrigger]] = None
     # Examples, also run as tests: code without findings, and code whose lines marked
     # `# expect: CODE` carry exactly those findings.
     VALID: ClassVar[List[str]] = []

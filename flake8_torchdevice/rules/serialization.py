@@ -7,7 +7,7 @@ import libcst as cst
 from typing import Optional
 
 from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args
-from .base import Rule
+from .base import CallTrigger, Rule
 
 # Loader -> index of its positional `map_location` parameter.
 LOADERS = {
@@ -87,6 +87,7 @@ class LoadWithoutMapLocation(Rule):
     message = ("{name}() without map_location fails on a CPU-only machine when the checkpoint was saved "
                'on a GPU; pass map_location="cpu" (then .to(device)) or map_location=device')
     triggers = r"\b(?:load|load_url|load_state_dict_from_url)\b"
+    call_trigger = CallTrigger(frozenset(name.rsplit(".", 1)[-1] for name in LOADERS), frozenset({None}))
 
     VALID = [
         "import torch\nstate = torch.load('m.pt', map_location='cpu')\n",

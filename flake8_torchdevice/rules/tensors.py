@@ -23,7 +23,7 @@ from ..analysis import (
     parameter_names,
     positional_args,
 )
-from .base import Rule
+from .base import CallTrigger, Rule
 
 FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
              "linspace", "logspace", "eye", "tensor", "as_tensor")
@@ -161,6 +161,7 @@ class FactoryWithoutDevice(Rule):
     name = "factory-without-device"
     message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
     triggers = r"\b(?:" + "|".join(FACTORIES) + r")\b"
+    call_trigger = CallTrigger(frozenset(FACTORIES), frozenset({"device", None}))
 
     VALID = [
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
