@@ -1,0 +1,103 @@
+"""The CUDA-guard model as people write guards (issue 8, part 2): flags stored in
+dicts and configs, locals bound from a CUDA test under any name, and tests that
+look like guards but admit a non-CUDA device."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+GUARDED_RULES = frozenset({"TDV101", "TDV102", "TDV301"})
+
+
+def findings(code: str):
+    return lint(code, enabled=GUARDED_RULES)
+
+
+# Each guard form in front of one finding of each guarded family.
+BODY = "    m = m.cuda()\n    d = torch.device('cuda')\n    s = torch.load(p)\n"
+
+GUARDS = {
+    "dict flag": 'if opt["cuda"]:\n',
+    "dict flag, single quotes, nested": "if self.opt['use_gpu']:\n",
+    "config .get": 'if cfg.get("use_gpu"):\n',
+    "config .get with a default": 'if cfg.get("cuda", False):\n',
+    "gpus key": 'if config["gpus"]:\n',
+    "len of gpu ids": "if len(opt.gpu_ids) > 0:\n",
+    "gpu index is not None": "if args.gpu is not None:\n",
+    "local from is_available": "have_accel = torch.cuda.is_available()\nif have_accel:\n",
+    "local from device_count": "n_dev = torch.cuda.device_count()\nif n_dev > 1:\n",
+    "local from a combination": "ok = args.fast and torch.cuda.is_available()\nif ok:\n",
+    "local from a dict flag": 'on = opt["cuda"]\nif on:\n',
+    "module flag read in a function": None,  # below
+    "all-CUDA membership": 'if device.type in ("cuda",):\n',
+}
+
+
+@pytest.mark.parametrize("guard", [g for g in GUARDS.values() if g], ids=[k for k, g in GUARDS.items() if g])
+def test_guard_forms_silence_families_1_and_3(guard):
+    code = "import torch\n" + guard + BODY
+    assert findings(code) == []
+
+
+def test_module_flag_guards_a_function_body():
+    code = "import torch\nHAS_GPU = torch.cuda.is_available()\ndef f(m, p):\n    if HAS_GPU:\n" + BODY.replace(
+        "    ", "        ")
+    assert findings(code) == []
+
+
+def test_negated_local_flag_guards_the_else_arm():
+    code = ("import torch\nhave = torch.cuda.is_available()\nif not have:\n    pass\nelse:\n" + BODY)
+    assert findings(code) == []
+
+
+NOT_GUARDS = {
+    # `in ("cuda", "cpu")` admits the CPU: the body runs on a CPU-only machine too.
+    "membership admitting cpu": 'if device.type in ("cuda", "cpu"):\n',
+    "membership admitting mps": 'if device.type in ["cuda", "mps"]:\n',
+    "dict key that says nothing": 'if opt["verbose"]:\n',
+    "negative dict flag": 'if opt["no_cuda"]:\n',
+    "local rebound to something else": "have = torch.cuda.is_available()\nhave = len(xs)\nif have:\n",
+    "local from a .cuda() call is not a flag": "moved = net.cuda()\nif moved:\n",
+    "is_available without a call, stored": "use = torch.cuda.is_available\nif use:\n",
+}
+
+
+@pytest.mark.parametrize("guard", NOT_GUARDS.values(), ids=list(NOT_GUARDS))
+def test_tests_that_are_no_guard(guard):
+    code = "import torch\n" + guard + BODY
+    first = code.count("\n") - 2  # the line of `m = m.cuda()`
+    codes = [(line, c) for line, _, c in findings(code)]
+    assert [c for _, c in codes] == (["TDV101", "TDV102", "TDV301"] if "net.cuda()" not in guard
+                                     else ["TDV101", "TDV101", "TDV102", "TDV301"])
+    assert codes[-3:] == [(first, "TDV101"), (first + 1, "TDV102"), (first + 2, "TDV301")]
+
+
+def test_module_level_assert_admitting_cpu_silences_nothing():
+    code = ('import torch\ndevice = torch.device(args.device)\nassert device.type in ("cuda", "cpu", "mps")\n'
+            "def f(m):\n    return m.cuda()\n")
+    assert [(line, c) for line, _, c in findings(code)] == [(5, "TDV101")]
+
+
+def test_assert_does_not_reach_past_its_function():
+    code = ("import torch\ndef setup():\n    assert torch.cuda.is_available()\n    m.cuda()\n"
+            "def train(m):\n    return m.cuda()\n")
+    assert [(line, c) for line, _, c in findings(code)] == [(6, "TDV101")]
+
+
+def test_module_level_assert_guards_the_module_code_after_it():
+    code = "import torch\nassert torch.cuda.is_available()\nmodel = Net().cuda()\n"
+    assert findings(code) == []
+
+
+def test_pytestmark_still_guards_every_test_of_the_module():
+    code = ("import pytest\nimport torch\npytestmark = pytest.mark.skipif(not torch.cuda.is_available(), "
+            "reason='gpu')\ndef test_a():\n    x.cuda()\n")
+    assert findings(code) == []
+
+
+def test_early_exit_in_a_function_guards_the_rest_of_it_but_not_nested_functions_defined_after():
+    code = ("import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return\n    y = x.cuda()\n"
+            "    def later(z):\n        return z.cuda()\n    return later\n")
+    assert [(line, c) for line, _, c in findings(code)] == [(7, "TDV101")]
