@@ -105,6 +105,14 @@ DEVICE_MISMATCH = (
     ("RuntimeError", r"^Expected all tensors to be on the same device"),  # CUDA
     ("RuntimeError", r"^Tensor on device \S+ is not on the expected device \S+!"),  # meta
 )
+CUDA_ONLY_API = CUDA_UNAVAILABLE + (  # torch 2.13 CPU builds (tests/test_cuda_only_apis.py)
+    ("TypeError", r"^type torch\.cuda\.\w+ not available\. Torch not compiled with CUDA enabled"),  # legacy types
+    ("RuntimeError", r"^pin_memory=True requires a CUDA or other accelerator backend"),
+    ("RuntimeError", r"^Tried to instantiate dummy base class Event"),  # torch.cuda.Event
+    ("RuntimeError", r"^torch\.cuda\.Stream requires CUDA support"),
+    ("AttributeError", r"^module 'torch\._C' has no attribute '_cuda_\w+'"),  # set_device, reset_peak_memory_stats
+    ("RuntimeError", r"^Cannot initialize CUDA without ATen_cuda library"),  # .type(torch.cuda.FloatTensor)
+)
 
 RULES: Dict[str, RuleRun] = {
     "TDV101": RuleRun('AssertionError: "Torch not compiled with CUDA enabled"; .cuda(<index>): '
@@ -112,9 +120,25 @@ RULES: Dict[str, RuleRun] = {
                       '(CUDA builds: "No CUDA GPUs are available")', CUDA_UNAVAILABLE),
     "TDV102": RuleRun('AssertionError: "Torch not compiled with CUDA enabled" '
                       '(CUDA builds: "No CUDA GPUs are available")', CUDA_UNAVAILABLE),
+    "TDV103": RuleRun('AssertionError: "Torch not compiled with CUDA enabled"; legacy types: TypeError: '
+                      '"type torch.cuda.FloatTensor not available"; pin_memory=True: RuntimeError: '
+                      '"pin_memory=True requires a CUDA or other accelerator backend"; torch.cuda.Event: '
+                      'RuntimeError: "Tried to instantiate dummy base class Event" '
+                      '(CUDA builds: "No CUDA GPUs are available")', CUDA_ONLY_API),
+    "TDV104": RuleRun('`if torch.cuda.is_available:` is always true: AssertionError: "Torch not compiled with '
+                      'CUDA enabled" from the CUDA branch; `x = x.to`: TypeError: "linear(): argument '
+                      '\'input\' (position 1) must be Tensor, not builtin_function_or_method"',
+                      CUDA_UNAVAILABLE + (("TypeError", r"argument '\w+' \(position \d+\) must be Tensor, "
+                                                        r"not (builtin_function_or_method|method)$"),)),
     "TDV201": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
                       'at least two devices, cuda:0 and cpu!"', DEVICE_MISMATCH,
                       stand_in=True, fails_on_gpu=True),
+    "TDV202": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
+                      'at least two devices, cuda:0 and cpu!" (the attribute stayed on the CPU after '
+                      'model.to(device))', DEVICE_MISMATCH, stand_in=True, fails_on_gpu=True),
+    "TDV203": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
+                      'at least two devices, cuda:0 and cpu!" (the batch never left the CPU)',
+                      DEVICE_MISMATCH, stand_in=True, fails_on_gpu=True),
     "TDV301": RuleRun('RuntimeError: "Attempting to deserialize object on a CUDA device but '
                       'torch.cuda.is_available() is False"',
                       (("RuntimeError", r"^Attempting to deserialize object on a CUDA device"),)),

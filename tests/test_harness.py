@@ -247,6 +247,23 @@ def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_p
                                "devices, cuda:0 and cpu!", True),
     ("TDV201", "RuntimeError", "Tensor on device cpu is not on the expected device meta!", True),
     ("TDV201", "RuntimeError", "Torch not compiled with CUDA enabled", False),  # another rule's error
+    ("TDV103", "TypeError", "type torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled.", True),
+    ("TDV103", "RuntimeError", "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+                               "allocator is available on this system.", True),
+    ("TDV103", "RuntimeError", "Tried to instantiate dummy base class Event", True),
+    ("TDV103", "AttributeError", "module 'torch._C' has no attribute '_cuda_setDevice'", True),
+    ("TDV103", "AttributeError", "'NoneType' object has no attribute 'synchronize'", False),
+    ("TDV103", "TypeError", "type torch.FloatTensor not available", False),
+    ("TDV104", "AssertionError", "Torch not compiled with CUDA enabled", True),
+    ("TDV104", "TypeError", "linear(): argument 'input' (position 1) must be Tensor, not "
+                            "builtin_function_or_method", True),
+    ("TDV104", "TypeError", "conv2d() received an invalid combination of arguments", False),
+    ("TDV202", "RuntimeError", "Tensor on device meta is not on the expected device cpu!", True),
+    ("TDV202", "RuntimeError", "Torch not compiled with CUDA enabled", False),
+    ("TDV203", "RuntimeError", "Expected all tensors to be on the same device, but found at least two "
+                               "devices, cuda:0 and cpu!", True),
+    ("TDV203", "TypeError", "linear(): argument 'input' (position 1) must be Tensor, not "
+                            "builtin_function_or_method", False),
     ("TDV401", "ValueError", "DistributedDataParallel device_ids and output_device arguments only work "
                              "with single-device/multiple-device GPU modules or CPU modules, but got ...", True),
     ("TDV401", "RuntimeError", "module must have its parameters and buffers on device cuda:0 "
