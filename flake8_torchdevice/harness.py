@@ -155,8 +155,9 @@ RULES: Dict[str, RuleRun] = {
 # Rules of families 1-5 whose bug cannot fail on a CPU-only machine, and why.
 NO_CPU_FAILURE: Dict[str, str] = {
     "TDV501": ("torch.autocast(\"cuda\"), torch.cuda.amp.autocast and GradScaler(\"cuda\") only warn "
-               "and disable themselves when CUDA is unavailable: the code runs in full precision "
-               "instead of failing, so only a lint rule can catch it."),
+               "and disable themselves when CUDA is unavailable (custom_fwd/custom_bwd only warn that "
+               "they are deprecated): the code runs in full precision instead of failing, so only a "
+               "lint rule can catch it."),
 }
 
 

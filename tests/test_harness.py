@@ -5,6 +5,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 import textwrap
 from collections import Counter
@@ -301,3 +302,63 @@ def test_an_autofix_is_run_and_checked(monkeypatch):
     assert result.fix == "failed"
     assert result.problems[0].startswith("fixed bad.py failed: RuntimeError: Cannot access accelerator device")
     assert result.problems[1] == "fixed bad.py: linter still reports TDV101@28, TDV101@29"
+
+
+# ---------------------------------------------------------------- claims of NO_CPU_FAILURE
+
+AMP_CUDA_ONLY = textwrap.dedent("""\
+    import warnings
+    import torch
+    import torch.nn as nn
+    warnings.simplefilter("always")
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = {scaler}
+    with {autocast}:
+        out = model(torch.randn(3, 4))
+        loss = out.float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    print(out.dtype, scaler.is_enabled())
+""")
+
+
+@pytest.mark.parametrize("scaler, autocast", [
+    ("torch.cuda.amp.GradScaler()", "torch.cuda.amp.autocast()"),
+    ('torch.amp.GradScaler("cuda")', 'torch.autocast("cuda")'),
+    ('torch.amp.GradScaler("cuda")', 'torch.autocast(device_type="cuda", dtype=torch.float16)'),
+])
+def test_cuda_amp_has_no_cpu_only_failure(scaler, autocast):
+    # What NO_CPU_FAILURE says of TDV501: CPU-only, CUDA autocast and GradScaler warn and
+    # switch themselves off; the step runs in full precision instead of failing.
+    program = AMP_CUDA_ONLY.format(scaler=scaler, autocast=autocast)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["torch.float32", "False"]
+    assert "Disabling" in done.stderr
+    assert "TDV501" in harness.NO_CPU_FAILURE and "TDV501" not in harness.RULES
+
+
+def test_cuda_amp_custom_fwd_has_no_cpu_only_failure():
+    program = textwrap.dedent("""\
+        import torch
+        class Square(torch.autograd.Function):
+            @staticmethod
+            @torch.cuda.amp.custom_fwd(cast_inputs=torch.float16)
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+            @staticmethod
+            @torch.cuda.amp.custom_bwd
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+        x = torch.ones(3, requires_grad=True)
+        Square.apply(x).sum().backward()
+        print(x.grad.tolist())
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+    assert (done.returncode, done.stdout.strip()) == (0, "[2.0, 2.0, 2.0]"), done.stderr[-2000:]
