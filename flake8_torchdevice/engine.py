@@ -9,8 +9,11 @@ to parse, so the fast path parses only what can hold a finding:
    no trigger is replaced by `def name(): pass` on its first line and blank lines
    after it, so line and column numbers of everything kept stay the same (in
    functions, a rule with a `call_trigger` is triggered by such a call in the `ast`
-   tree, not by its word);
-3. `__init__` is kept when another method of its class is: TDV201 reads it.
+   tree, not by its word; a rule with `matches_function` decides with its own test on
+   the function's tree);
+3. `__init__` is kept when another method of its class is: TDV201 reads it;
+4. a class that a rule with `keeps_class` judges as a whole (TDV202: what one method
+   assigns, another registers or reads) is kept whole, with its base classes in the file.
 
 `fast=False` parses the whole file; the results are the same (tests check it).
 """
@@ -92,6 +95,14 @@ class _FunctionTriggers:
     """Does a function's text (and tree) hold something an enabled rule can report?"""
 
     def __init__(self, rules: Sequence[type], aliases: Sequence[str]) -> None:
+        # Rules that judge whole classes are triggered by a class, not by a function's text.
+        self.class_rules = [rule for rule in rules if rule.keeps_class is not None]
+        self.aliases = frozenset(aliases)
+        rules = [rule for rule in rules if rule.keeps_class is None]
+        # Rules whose own test on a function's tree decides, once their words are in its text.
+        self.tree_rules = [(re.compile(rule.triggers), rule.matches_function) for rule in rules
+                           if rule.matches_function is not None]
+        rules = [rule for rule in rules if rule.matches_function is None]
         text_rules = [rule for rule in rules if rule.call_trigger is None]
         call_rules = [rule for rule in rules if rule.call_trigger is not None]
         self.text = _trigger_pattern(text_rules, aliases) if text_rules else None
@@ -105,9 +116,14 @@ class _FunctionTriggers:
     def match(self, text: str, node: ast.AST) -> bool:
         if self.text is not None and self.text.search(text):
             return True
+        if any(words.search(text) and test(node) for words, test in self.tree_rules):
+            return True
         # the regex first: it is much cheaper than walking the tree
         return (self.call_words is not None and self.call_words.search(text) is not None
                 and self._has_call(node))
+
+    def keeps_class(self, node: ast.ClassDef) -> bool:
+        return any(rule.keeps_class(node, self.aliases) for rule in self.class_rules)
 
     def _has_call(self, node: ast.AST) -> bool:
         for sub in ast.walk(node):
@@ -130,6 +146,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     """
     sparse = list(lines)
     kept_any = False
+    whole = _whole_classes(tree, triggers)
 
     def stub(node: ast.AST, first: int, last: int) -> None:
         head = lines[first]
@@ -144,13 +161,17 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         kept_here = False
         for node in body:
             if isinstance(node, ast.ClassDef):
-                visit(node.body)
+                if id(node) in whole:
+                    kept_any = True  # a rule judges this class whole: nothing in it is stubbed
+                else:
+                    visit(node.body)
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
             last = node.end_lineno or node.lineno
-            if triggers.match("".join(lines[first:last]), node):
+            if triggers.match("".join(lines[first:last]), node) or any(
+                    id(sub) in whole for sub in ast.walk(node) if isinstance(sub, ast.ClassDef)):
                 kept_any = kept_here = True
             elif node.name == "__init__":
                 inits.append((node, first, last))
@@ -168,6 +189,24 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
             return None
     _stub_module_data(lines, sparse, tree, pattern)
     return "".join(sparse)
+
+
+def _whole_classes(tree: ast.Module, triggers: _FunctionTriggers) -> set:
+    """ids of the classes that must be kept whole: those a class rule asks for, and
+    their base classes defined in the file (what they register counts too)."""
+    if not triggers.class_rules:
+        return set()
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    by_name = {node.name: node for node in classes}
+    todo = [node for node in classes if triggers.keeps_class(node)]
+    whole = set()
+    while todo:
+        node = todo.pop()
+        if id(node) in whole:
+            continue
+        whole.add(id(node))
+        todo.extend(by_name[base.id] for base in node.bases if isinstance(base, ast.Name) and base.id in by_name)
+    return whole
 
 
 # Words rules read outside their triggers in plain statements: moves (`m.to(d)`),

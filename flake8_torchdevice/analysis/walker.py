@@ -14,28 +14,17 @@ this state through the analyzer; they never re-derive it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from .classes import ClassFacts, ClassInfo
 from .devices import is_device_move, move_target
 from .guards import GuardModel
+from .kinds import ValueKinds
 from .scopes import Scope
 from .syntax import dotted_name
-
-
-@dataclass
-class ClassInfo:
-    node: cst.ClassDef
-    is_module: bool
-
-
-# Classes from torch.nn that are not modules.
-_NN_NON_MODULES = {"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"}
-# Third-party base classes that are `nn.Module` subclasses, recognised by name.
-_MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
 
 
 @dataclass
@@ -67,14 +56,20 @@ class Analyzer(cst.CSTVisitor):
         self._attribute_effects: List[tuple] = []
         self._blocks: List[_Block] = []
         self._elif_ids: Set[int] = set()
+        # Shared facts that follow the walk like rules: value kinds and class facts.
+        self.kinds = ValueKinds(self)
+        self.class_facts = ClassFacts(self)
         self.rules = list(rules_factory(self))
         self._visitors: Dict[str, List[Callable]] = {}
         self._leavers: Dict[str, List[Callable]] = {}
-        for rule in self.rules:
+        # The facts are brought up to date before the rules visit a node and after they leave it.
+        for rule in (self.kinds, self.class_facts, *self.rules):
             for attr in dir(type(rule)):
                 if attr.startswith("visit_"):
                     self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
-                elif attr.startswith("leave_"):
+        for rule in (*self.rules, self.class_facts, self.kinds):
+            for attr in dir(type(rule)):
+                if attr.startswith("leave_"):
                     self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
 
     # ---------------------------------------------------------------- state queries
@@ -145,29 +140,6 @@ class Analyzer(cst.CSTVisitor):
     def cuda_polarity(self, test: cst.BaseExpression) -> int:
         return self.guards.cuda_polarity(test)
 
-    # ---------------------------------------------------------------- classes
-
-    def _class_is_module(self, node: cst.ClassDef) -> bool:
-        for base in node.bases:
-            if base.keyword is not None:
-                continue
-            qualified = self.resolve(base.value)
-            if qualified:
-                if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] not in _NN_NON_MODULES:
-                    last = qualified.rsplit(".", 1)[-1]
-                    if last[:1].isupper():
-                        return True
-                if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
-                    return True
-            name = dotted_name(base.value)
-            if name is None:
-                continue
-            if name in self.module_classes:
-                return True
-            if qualified is None and _MODULE_BASE_RE.search(name) and name != "Module":
-                return True
-        return False
-
     # ---------------------------------------------------------------- bindings and moves
 
     def _bind_assignment(self, node: cst.Assign) -> None:
@@ -216,7 +188,7 @@ class Analyzer(cst.CSTVisitor):
         elif kind == "AsName" and not isinstance(self.parent(), cst.ImportAlias):
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]  # `with ... as x`, `except E as x`
         elif kind == "ClassDef":
-            info = ClassInfo(node, self._class_is_module(node))  # type: ignore[arg-type]
+            info = self.class_facts.new_class(node, self.module_classes)  # type: ignore[arg-type]
             if info.is_module:
                 self.module_classes.add(node.name.value)  # type: ignore[attr-defined]
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]

@@ -7,13 +7,15 @@ from typing import Dict, Iterable, List, Type
 from .base import Rule
 from .cuda import CudaCall, CudaLiteral
 from .serialization import LoadWithoutMapLocation
-from .tensors import FactoryWithoutDevice
+from .tensors import DiscardedTo, FactoryWithoutDevice, UnregisteredTensorAttribute
 from .wrappers import WrapBeforeMove
 
 ALL_RULES: List[Type[Rule]] = [
     CudaCall,
     CudaLiteral,
     FactoryWithoutDevice,
+    UnregisteredTensorAttribute,
+    DiscardedTo,
     LoadWithoutMapLocation,
     WrapBeforeMove,
 ]

@@ -3,8 +3,9 @@ docs (the class docstring) and examples that double as tests."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -41,6 +42,14 @@ class Rule:
     triggers: ClassVar[str]
     # Set for rules whose findings are always calls to these callees (see CallTrigger).
     call_trigger: ClassVar[Optional[CallTrigger]] = None
+    # A function `ast node of a function -> bool`: in functions, the rule's `triggers`
+    # only select candidates and this test on the tree decides (cheaper than parsing).
+    matches_function: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
+    # For rules that judge a whole class (what one method assigns, another reads): a
+    # function `(ast.ClassDef, import aliases of trigger names) -> bool` saying the class
+    # may hold a finding. The fast path keeps such a class whole (with its base classes
+    # in the file); the rule's `triggers` only decide whether the file is parsed at all.
+    keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str]], bool]]] = None
     # Examples, also run as tests: code without findings, and code whose lines marked
     # `# expect: CODE` carry exactly those findings.
     VALID: ClassVar[List[str]] = []

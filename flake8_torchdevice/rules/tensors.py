@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -23,10 +24,9 @@ from ..analysis import (
     parameter_names,
     positional_args,
 )
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR
 from .base import CallTrigger, Rule
 
-FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
-             "linspace", "logspace", "eye", "tensor", "as_tensor")
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
 NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
@@ -66,7 +66,6 @@ class _Frame:
     device_names: List[str] = field(default_factory=list)  # device-aware values in scope
     params: List[str] = field(default_factory=list)
     tensor_params: Set[str] = field(default_factory=set)  # parameters that may hold tensors
-    numbers: Set[str] = field(default_factory=set)  # names bound to number literals
     returns_to_caller: bool = False  # forward / loss: the return value leaves the module
 
 
@@ -247,7 +246,8 @@ class FactoryWithoutDevice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
-        if factory is None or self._has_device(node) or self._is_scalar(factory, node):
+        if factory is None or self._has_device(node) or self.ctx.kinds.is_scalar_factory(
+                factory, node, self._frame.tensor_params):
             return
         self._follow(node, node)
 
@@ -285,10 +285,6 @@ class FactoryWithoutDevice(Rule):
             frame.device_tensors.discard(name)
         if self._is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
-        if number_value(value) is not None:
-            frame.numbers.add(name)
-        else:
-            frame.numbers.discard(name)
 
     # ------------------------------------------------------------ the factory's fate
 
@@ -428,23 +424,6 @@ class FactoryWithoutDevice(Rule):
             self._device_withs.discard(id(node))
             self._device_blocks -= 1
 
-    def _is_scalar(self, factory: str, call: cst.Call) -> bool:
-        """Calls whose result is not a CPU tensor that can meet the model's tensors:
-        `torch.tensor(0.5)` (0-dim, mixes with any device), `torch.as_tensor(t)` of a
-        tensor (keeps t's device), `torch.empty(0)` (a placeholder)."""
-        args = positional_args(call)
-        if not args:
-            return False
-        value = args[0].value
-        if factory not in ("tensor", "as_tensor"):
-            return number_value(value) == 0 and len(args) == 1
-        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
-            return False  # literal data: certainly a new CPU tensor
-        if factory == "tensor" and isinstance(value, cst.Name):
-            # torch.tensor(values): a Python list, unless we know it is a number or a tensor
-            return value.value in self._frame.numbers or value.value in self._frame.tensor_params
-        return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
-
     def _is_device_value(self, node: cst.CSTNode) -> bool:
         """A device chosen at run time: `x.device`, `device`, `torch.device(name)`."""
         if isinstance(node, cst.Attribute) and node.attr.value == "device":
@@ -540,3 +519,311 @@ def _is_tensor_op(qualified: Optional[str]) -> bool:
         return False
     return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
         "torch.nn.functional.")
+
+
+class UnregisteredTensorAttribute(Rule):
+    """A tensor stored on an `nn.Module` as a plain attribute, not a buffer or parameter.
+
+    ## What it does
+    Reports `self.<name> = <tensor>` in a method of an `nn.Module` subclass (found
+    through its base classes, also those defined earlier in the file, `nn.Module`,
+    `nn.Sequential`, `pl.LightningModule`, ...) when the tensor's device was fixed where
+    it was made and `<name>` is neither a registered buffer nor a parameter:
+    - in `__init__` and the helpers it calls on `self` (`self._build()`);
+    - caches set later, in `forward` or any other method
+      (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`).
+
+    The value is followed: tensor factories without `device=` (`torch.ones`,
+    `torch.tensor([...])`, `torch.tensor(values)`), `torch.from_numpy(...)`, legacy
+    constructors (`torch.FloatTensor(n)`), what ops, arithmetic and method chains make
+    of them (`torch.arange(n).float()[None]`, `pe.unsqueeze(0)` of a local built that
+    way), also after `.cuda()` (one fixed GPU), and lists or dicts of such tensors.
+
+    The finding is at the assignment's target (`self.<name>`), once per attribute, at
+    its first such assignment in the class.
+
+    ## Why is this bad
+    `module.to(device)`, `.cuda()`, `.half()`, `DataParallel` replicas and
+    `state_dict()` see only parameters, buffers and sub-modules. A plain tensor
+    attribute stays where it was made: on a CPU-only machine everything is on the CPU
+    and the code works, on a GPU `forward` fails with `RuntimeError: Expected all
+    tensors to be on the same device, but found at least two devices, cuda:0 and cpu!`.
+
+    ## Example
+    ```python
+    class PositionalEncoding(nn.Module):
+        def __init__(self, n, d):
+            super().__init__()
+            self.pe = torch.zeros(n, d)
+
+        def forward(self, x):
+            return x + self.pe[: x.shape[1]]
+    ```
+
+    ## Use instead
+    ```python
+    class PositionalEncoding(nn.Module):
+        def __init__(self, n, d):
+            super().__init__()
+            self.register_buffer("pe", torch.zeros(n, d), persistent=False)
+
+        def forward(self, x):
+            return x + self.pe[: x.shape[1]]
+    ```
+    `persistent=False` keeps it out of `state_dict()` (as a plain attribute was); use
+    `nn.Parameter(...)` if it should be trained.
+
+    ## When it is not reported
+    - Classes that are not `nn.Module`s, and modules that move their own tensors
+      (they override `_apply`, `to` or `cuda`).
+    - `nn.Module.__setattr__` registers it: the name is a buffer
+      (`register_buffer("name", ...)` anywhere in the class or a base class in the
+      file, `self._buffers["name"] = ...`) or a parameter (`self.w = nn.Parameter(...)`,
+      `register_parameter`); assigning a tensor to a buffer's name updates the buffer.
+    - The tensor follows a run-time device: `device=` given (`device=x.device` in a
+      cache built in `forward`), `**kwargs`, `.to(device)`, `.to(x)`, `.type_as(x)`,
+      `x.new_zeros(...)`, `torch.zeros_like(x)`, a tensor computed from the input.
+    - The attribute is moved where it is used (`self.pe.to(x.device)`,
+      `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
+      refreshed at run time with a tensor that is not fixed.
+    - The attribute is never read outside construction time (`__init__` and the methods
+      it calls), so its device never meets the input.
+    - Values that are not tensors, or that mix with any device: numbers, 0-dim
+      `torch.tensor(2.0)`, `torch.Size`, dtypes, generators.
+    - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
+      (for a class that registers computed names nothing is reported).
+
+    CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
+
+    ## How to silence it
+    - One line: `self.pe = torch.zeros(n, d)  # noqa: TDV202`.
+    - A whole project: `extend-ignore = TDV202` in the `[flake8]` section.
+    """
+
+    code = "TDV202"
+    name = "unregistered-tensor-attribute"
+    message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
+    triggers = r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b"
+
+    VALID = [
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('pe', torch.zeros(10, 4), persistent=False)\n"
+        "        self.w = nn.Parameter(torch.ones(4))\n"
+        "    def forward(self, x):\n        return x * self.w + self.pe[: x.shape[0]]\n",
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.mask = None\n"
+        "    def forward(self, x):\n        if self.mask is None:\n"
+        "            self.mask = torch.ones(x.shape[0], device=x.device)\n        return x * self.mask\n",
+        "import torch\nclass Sampler:\n    def __init__(self):\n        self.weights = torch.ones(10)\n"
+        "    def sample(self, n):\n        return torch.multinomial(self.weights, n)\n",
+    ]
+    INVALID = [
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, n, d):\n"
+        "        super().__init__()\n        self.pe = torch.zeros(n, d)  # expect: TDV202\n"
+        "    def forward(self, x):\n        return x + self.pe[: x.shape[1]]\n",
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+        "        n = x.shape[0]\n        if getattr(self, 'mask', None) is None:\n"
+        "            self.mask = torch.triu(torch.ones(n, n))  # expect: TDV202\n        return x @ self.mask\n",
+    ]
+
+    @staticmethod
+    def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset()) -> bool:
+        """Fast path: can this class hold a finding? Some function in it assigns an
+        attribute and calls a tensor factory without `device=` other than straight into
+        `nn.Parameter(...)`/`register_buffer(...)` (timm's `nn.Parameter(torch.zeros(...))`)."""
+        for function in ast.walk(node):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            nodes = list(ast.walk(function))
+            if not any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, (ast.Attribute, ast.Tuple, ast.List))
+                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])) for sub in nodes):
+                continue
+            calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
+            registered = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
+            if any((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
+                   and id(call) not in registered and not any(k.arg in ("device", None) for k in call.keywords)
+                   for call in calls):
+                return True
+        return False
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        info = self.ctx.current_class
+        if info is None or not info.is_module or info.moves_its_tensors():
+            return
+        lineage = info.lineage()
+        if any(cls.registers_computed_names for cls in lineage):
+            return
+        run_time_reads: Dict[str, List[bool]] = {}
+        refreshed: Set[str] = set()
+        for cls in lineage:
+            init_time = cls.init_time_methods()
+            for attribute, reads in cls.reads.items():
+                run_time_reads.setdefault(attribute, []).extend(
+                    moved for method, moved in reads if method not in init_time)
+            # set again at run time from a value that is not fixed (`self.h = x.mean(0)`)
+            refreshed.update(a.name for a in cls.assignments
+                             if a.method not in init_time and not a.fixed_tensor and not _is_constant(a.value))
+        reported: Set[str] = set()
+        for assignment in info.assignments:
+            name = assignment.name
+            if not assignment.fixed_tensor or name in reported or name in refreshed or info.is_registered(name):
+                continue
+            reads = run_time_reads.get(name, [])
+            if not reads or any(reads):
+                continue  # never read at run time, or moved where it is read
+            reported.add(name)
+            self.report(assignment.target, self._message(name, assignment.value))
+
+    def _message(self, name: str, value: cst.CSTNode) -> str:
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)):
+            return self.message.format(name=name, what="tensors in a container", remedy=(
+                f'stack them into one buffer (self.register_buffer("{name}", torch.stack(...), persistent=False)) '
+                "or register each one"))
+        return self.message.format(name=name, what="a tensor", remedy=(
+            f'use self.register_buffer("{name}", t, persistent=False) or nn.Parameter(t)'))
+
+
+# Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
+_CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
+REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
+
+
+def _ast_callee(call: ast.Call) -> Optional[str]:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _is_constant(node: cst.CSTNode) -> bool:
+    """`None`, `True`, a number or a string: what clears or resets a cache."""
+    return (isinstance(node, cst.Name) and node.value in ("None", "True", "False")) or number_value(node) is not None \
+        or isinstance(node, (cst.SimpleString, cst.ConcatenatedString))
+
+
+class DiscardedTo(Rule):
+    """A tensor's `.to(...)`, `.cuda()` or `.cpu()` as a statement of its own.
+
+    ## What it does
+    Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement when
+    `t` is known to be a tensor: a value unpacked from a `DataLoader` loop
+    (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`), a tensor
+    factory or tensor op (`t = torch.zeros(3)`, `t = torch.cat(...)`, `t = a * b` of a
+    tensor), a parameter annotated `torch.Tensor`, or a name used with a method only
+    tensors have (`t.unsqueeze(0)`, `t.masked_fill(...)`, `t.detach()`), before or after
+    the statement.
+
+    ## Why is this bad
+    Tensor moves are not in place: `t.to(device)` returns a copy on the device and
+    leaves `t` where it was. The statement does nothing, `t` stays on the CPU, and the
+    model on the GPU fails with `RuntimeError: Expected all tensors to be on the same
+    device, but found at least two devices, cuda:0 and cpu!` (or, for
+    `input.to(device)` before a layer, `Input type (torch.FloatTensor) and weight type
+    (torch.cuda.FloatTensor) should be the same`). On a CPU-only machine nothing moves
+    anyway, so the code works there and its tests pass.
+
+    ## Example
+    ```python
+    for images, labels in train_loader:
+        images.to(device)
+        labels.to(device)
+        loss = criterion(model(images), labels)
+    ```
+
+    ## Use instead
+    ```python
+    for images, labels in train_loader:
+        images = images.to(device)
+        labels = labels.to(device)
+        loss = criterion(model(images), labels)
+    ```
+
+    ## When it is not reported
+    - Modules: `model.to(device)` and `model.cuda()` move a module in place and are
+      correct; so are names bound from `nn` constructors or the file's own modules.
+    - Values of unknown kind: a whole batch (`for batch in loader: batch.to(device)`)
+      may be a batch object whose `.to()` works in place (PyG's `Data`, Hugging Face's
+      `BatchEncoding`), and an unannotated parameter may be a module.
+    - The result is used: `x = x.to(device)`, `return x.cuda()`, `f(x.to(device))`.
+    - The receiver is not a name or attribute (`torch.zeros(1).cuda(i)` warms up a GPU:
+      there is nothing to assign back to).
+
+    CUDA guards do not matter here: a discarded move is a bug on every machine.
+
+    ## How to silence it
+    - One line: `x.to(device)  # noqa: TDV203`.
+    - A whole project: `extend-ignore = TDV203` in the `[flake8]` section.
+
+    ## Fix
+    Assign the result back to the same target: `x = x.to(device)`.
+    """
+
+    code = "TDV203"
+    name = "discarded-to"
+    message = "{target}.{method}() returns a moved copy and leaves the tensor where it was; {remedy}"
+    triggers = r"\.(?:to|cuda|cpu)\b"
+
+    VALID = [
+        "import torch\ndef train(model, loader, device):\n    model.to(device)\n    for x, y in loader:\n"
+        "        x, y = x.to(device), y.to(device)\n        model(x).sum().backward()\n",
+        "import torch\ndef step(batch, device):\n    batch.to(device)\n    return batch\n",
+    ]
+    INVALID = [
+        "import torch\ndef train(model, loader, device):\n    for x, y in loader:\n"
+        "        x.to(device)  # expect: TDV203\n        model(x, y)\n",
+        "import torch\ndef pad(t: torch.Tensor, device):\n    t.cuda()  # expect: TDV101, TDV203\n    return t\n",
+    ]
+
+    @staticmethod
+    def matches_function(node: ast.AST) -> bool:
+        """Fast path: the function has a `.to(...)`/`.cuda()`/`.cpu()` call as a statement."""
+        return any(isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call)
+                   and isinstance(sub.value.func, ast.Attribute) and sub.value.func.attr in _DISCARDABLE
+                   for sub in ast.walk(node))
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        # per function: bare moves of names of unknown kind, decided when the function ends
+        self._deferred: List[List[Tuple[cst.Call, str, object]]] = [[]]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._deferred.append([])
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._decide(self._deferred.pop())
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._decide(self._deferred.pop())
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in _DISCARDABLE):
+            return
+        receiver = call.func.value
+        if dotted_name(receiver) is None:
+            return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
+        kinds = self.ctx.kinds
+        kind = kinds.kind_of(receiver)
+        if kind == TENSOR:
+            self._report(call)
+        elif kind is None and isinstance(receiver, cst.Name):
+            # `x.to(device)` now, `x.unsqueeze(0)` later: decided when the function ends
+            self._deferred[-1].append((call, receiver.value, kinds.facts()))
+
+    def _decide(self, deferred) -> None:
+        for call, name, facts in deferred:
+            if name in facts.tensor_uses and facts.names.get(name) is None:
+                self._report(call)
+
+    def _report(self, call: cst.Call) -> None:
+        assert isinstance(call.func, cst.Attribute)
+        target = cst.Module([]).code_for_node(call.func.value)
+        method = call.func.attr.value
+        statement = cst.Module([]).code_for_node(call)
+        if len(statement) > 40:
+            statement = f"{target}.{method}(...)"
+        self.report(call, self.message.format(target=target, method=method,
+                                              remedy=f"assign it: {target} = {statement}"))
+
+
+_DISCARDABLE = frozenset({"to", "cuda", "cpu"})

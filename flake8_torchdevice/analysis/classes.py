@@ -1,0 +1,280 @@
+"""Class facts: is a class an `nn.Module`, and what its methods do with `self`.
+
+`ClassFacts` follows the walk like `ValueKinds` and fills the `ClassInfo` of every
+class: its methods, the `self.<name> = value` assignments of all of them (in `__init__`,
+in the helpers it calls, in `forward`), the names registered as buffers or
+parameters, where each attribute is read and whether it is moved there, and which
+methods run at construction time (`__init__` and what it calls on `self`). Methods may
+come in any order, so rules that need the whole class decide at `leave_ClassDef`,
+when the `ClassInfo` is complete.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from .syntax import dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, string_value
+
+if TYPE_CHECKING:
+    from .walker import Analyzer
+
+# Classes from torch.nn that are not modules.
+NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
+# Third-party base classes that are `nn.Module` subclasses, recognised by name.
+_MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
+# Constructors whose value `nn.Module.__setattr__` registers (a parameter or a buffer).
+REGISTERING_CONSTRUCTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
+# Methods that move a tensor; a read `self.x.to(x.device)` follows the input.
+_MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
+# Overriding one of these means the class moves its own plain tensors.
+_MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
+
+
+def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
+                    module_classes: Set[str]) -> bool:
+    """`class Net(nn.Module)`, `(pl.LightningModule)`, `(nn.Sequential)`, `(MyBlock)` when
+    `MyBlock` is a module defined earlier in the file, `(BaseModule)` by its name."""
+    for base in node.bases:
+        if base.keyword is not None:
+            continue
+        qualified = resolve(base.value)
+        if qualified:
+            last = qualified.rsplit(".", 1)[-1]
+            if qualified.startswith("torch.nn.") and last not in NN_NON_MODULES and last[:1].isupper():
+                return True
+            if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
+                return True
+        name = dotted_name(base.value)
+        if name is None:
+            continue
+        if name in module_classes:
+            return True
+        if qualified is None and _MODULE_BASE_RE.search(name) and name != "Module":
+            return True
+    return False
+
+
+@dataclass
+class AttributeAssignment:
+    """`self.<name> = value` in one of the class's methods."""
+
+    name: str
+    method: str
+    target: cst.Attribute
+    value: cst.BaseExpression
+    fixed_tensor: bool  # a tensor whose device was fixed where it was made (`ValueKinds.is_fixed_tensor`)
+    kind: Optional[str]  # `ValueKinds.kind_of(value)`
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    is_module: bool
+    bases: List["ClassInfo"] = field(default_factory=list)  # base classes defined earlier in the file
+    methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
+    assignments: List[AttributeAssignment] = field(default_factory=list)
+    buffers: Set[str] = field(default_factory=set)  # register_buffer("x", ...), self._buffers["x"] = ...
+    parameters: Set[str] = field(default_factory=set)  # register_parameter, self.x = nn.Parameter(...)
+    registers_computed_names: bool = False  # register_buffer(name, ...) with a name we cannot read
+    # method -> the self.<name> it mentions (`self._build()`, `self.apply(self._init_weights)`)
+    references: Dict[str, Set[str]] = field(default_factory=dict)
+    # attribute -> (method, moved) for every read of self.<attribute>
+    reads: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def lineage(self) -> List["ClassInfo"]:
+        """This class and its bases defined in the same file."""
+        seen: List[ClassInfo] = []
+        todo = [self]
+        while todo:
+            info = todo.pop()
+            if all(info is not s for s in seen):
+                seen.append(info)
+                todo.extend(info.bases)
+        return seen
+
+    def init_time_methods(self) -> Set[str]:
+        """`__init__` and the methods it uses on `self`, transitively: they run before the
+        module can be moved."""
+        done: Set[str] = set()
+        todo = ["__init__"]
+        while todo:
+            method = todo.pop()
+            if method in done:
+                continue
+            done.add(method)
+            todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
+        return done
+
+    def is_registered(self, name: str) -> bool:
+        """`nn.Module.__setattr__` treats `self.<name> = t` as a buffer or parameter update."""
+        return any(name in info.buffers or name in info.parameters for info in self.lineage())
+
+    def moves_its_tensors(self) -> bool:
+        """It overrides `_apply`/`to`/`cuda`: plain tensor attributes move with it."""
+        return any(method in _MOVING_OVERRIDES for info in self.lineage() for method in info.methods)
+
+
+class ClassFacts:
+    """Fills each class's `ClassInfo` during the walk (dispatched like a rule)."""
+
+    def __init__(self, analyzer: "Analyzer") -> None:
+        self.ctx = analyzer
+        self.by_name: Dict[str, ClassInfo] = {}
+        # per function being walked: (class, method, name of self) or None outside methods
+        self._methods: List[Optional[Tuple[ClassInfo, str, str]]] = []
+
+    def new_class(self, node: cst.ClassDef, module_classes: Set[str]) -> ClassInfo:
+        info = ClassInfo(node, class_is_module(node, self.ctx.resolve, module_classes))
+        info.bases = [self.by_name[name] for name in (dotted_name(b.value) for b in node.bases if b.keyword is None)
+                      if name in self.by_name]
+        self.by_name[info.name] = info
+        return info
+
+    @property
+    def _method(self) -> Optional[Tuple[ClassInfo, str, str]]:
+        return self._methods[-1] if self._methods else None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        info = self.ctx.current_class
+        if info is not None and self.ctx.scope.kind == "class":
+            info.methods[node.name.value] = node
+            params = [*node.params.posonly_params, *node.params.params]
+            if params and not is_static_or_class_method(node):
+                self._methods.append((info, node.name.value, params[0].name.value))
+                return
+            self._methods.append(None)
+            return
+        # a nested function still sees the method's self
+        self._methods.append(self._method)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._methods.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._methods.append(None)  # a class body inside a method has no `self`
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._methods.pop()
+
+    def _self_attribute(self, node: cst.CSTNode) -> Optional[str]:
+        method = self._method
+        if (method is not None and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+                and node.value.value == method[2]):
+            return node.attr.value
+        return None
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = self._self_attribute(node)
+        if name is None:
+            return
+        info, method, _ = self._method  # type: ignore[misc]
+        info.references.setdefault(method, set()).add(name)
+        parent = self.ctx.parent()
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign) and parent.target is node):
+            return
+        info.reads.setdefault(name, []).append((method, self._moved_where_read(node)))
+
+    def _moved_where_read(self, node: cst.CSTNode) -> bool:
+        """`self.x.to(x.device)`, `self.x[:n].type_as(x)`, `torch.as_tensor(self.x, device=d)`,
+        `x.new_tensor(self.x)`, `[a.to(d) for a in self.xs]`: the read follows the input."""
+        child, depth = node, 1
+        while True:
+            parent = self.ctx.parent(depth)
+            if isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index)) and parent is not None:
+                if isinstance(parent, cst.Subscript) and parent.value is not child:
+                    return False
+                child, depth = parent, depth + 1
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is child:
+                call = self.ctx.parent(depth + 1)
+                if isinstance(call, cst.Call) and call.func is parent:
+                    if parent.attr.value in _MOVERS:
+                        return True
+                    child, depth = call, depth + 2  # self.x.float().to(d)
+                    continue
+                child, depth = parent, depth + 1
+                continue
+            if isinstance(parent, cst.Arg):
+                call = self.ctx.parent(depth + 1)
+                return isinstance(call, cst.Call) and (
+                    keyword(call, "device") is not None or has_star_kwargs(call)
+                    or last_identifier(call.func) in ("new_tensor", "type_as", "to"))
+            if isinstance(parent, cst.CompFor) and parent.iter is child:
+                comprehension = self.ctx.parent(depth + 1)
+                element = getattr(comprehension, "elt", None) or getattr(comprehension, "value", None)
+                return element is not None and _moves_anything(element)
+            return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        method = self._method
+        func = node.func
+        if method is None or not isinstance(func, cst.Attribute) or self._self_attribute(func) is None:
+            return
+        registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters}.get(
+            func.attr.value)
+        if registry is None or not node.args:
+            return
+        name = string_value(node.args[0].value)
+        if name is None:
+            method[0].registers_computed_names = True
+        else:
+            registry.add(name)
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
+                    and len(target.target.elements) == len(node.value.elements):
+                for name_element, value_element in zip(target.target.elements, node.value.elements):
+                    self._assigned(name_element.value, value_element.value)
+            else:
+                self._assigned(target.target, node.value)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assigned(node.target, node.value)
+
+    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression) -> None:
+        method = self._method
+        if method is None:
+            return
+        info = method[0]
+        if isinstance(target, cst.Subscript) and dotted_name(target.value) == f"{method[2]}._buffers":
+            element = target.slice[0].slice if len(target.slice) == 1 else None
+            name = string_value(element.value) if isinstance(element, cst.Index) else None
+            if name is None:
+                info.registers_computed_names = True
+            else:
+                info.buffers.add(name)
+            return
+        name = self._self_attribute(target)
+        if name is None:
+            return
+        if isinstance(value, cst.Call) and last_identifier(value.func) in REGISTERING_CONSTRUCTORS:
+            (info.parameters if "Parameter" in (last_identifier(value.func) or "") else info.buffers).add(name)
+        kinds = self.ctx.kinds
+        info.assignments.append(AttributeAssignment(name, method[1], target, value,  # type: ignore[arg-type]
+                                                    kinds.is_fixed_tensor(value), kinds.kind_of(value)))
+
+
+def _moves_anything(node: cst.CSTNode) -> bool:
+    """Does `node` contain a `.to(...)`/`.cuda()`/`.type_as(...)` call or a `device=` keyword?"""
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> Optional[bool]:
+            nonlocal found
+            if (isinstance(call.func, cst.Attribute) and call.func.attr.value in _MOVERS) \
+                    or keyword(call, "device") is not None:
+                found = True
+            return not found
+
+    node.visit(_Finder())
+    return found

@@ -1,0 +1,418 @@
+"""Value kinds: is this expression a tensor, a module, a device, or unknown?
+
+`ValueKinds` follows the walk (the `Analyzer` runs it before the rules on the way
+down and after them on the way up) and keeps, per function scope, the kind each name
+was last bound to, in statement order:
+
+- tensors: tensor factories and `torch.from_numpy`/`torch.tensor(...)`, tensor ops
+  (`torch.cat`, `F.pad`, arithmetic with a tensor, `t.float()` chains), parameters
+  annotated `torch.Tensor`, names used with a method only tensors have
+  (`x.unsqueeze(0)`), and the values unpacked from a `DataLoader` loop
+  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`);
+- modules: constructors of `torch.nn` classes and of the file's own `nn.Module`
+  subclasses, and model-like names (`model = Net(...)`) bound from a constructor;
+- devices: `torch.device(...)`, `x.device`, device-named values.
+
+Anything else is unknown, and rules that need a kind do not guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Container, Dict, Optional, Set
+
+import libcst as cst
+
+from .devices import is_device_name
+from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, number_value, positional_args,
+                     string_value)
+
+if TYPE_CHECKING:
+    from .scopes import Scope
+    from .walker import Analyzer
+
+TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"
+
+# torch.<name>(...) that make a new tensor from sizes or data.
+FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+             "linspace", "logspace", "eye", "tensor", "as_tensor")
+# torch.<name>(...) that return a tensor.
+TENSOR_FUNCTIONS = frozenset(FACTORIES) | {
+    "from_numpy", "frombuffer", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+    "randn_like", "randint_like", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+    "where", "matmul", "mm", "bmm", "einsum", "outer", "cumsum", "cumprod", "triu", "tril", "meshgrid",
+    "exp", "log", "sqrt", "abs", "sin", "cos", "sigmoid", "tanh", "softmax", "clamp", "clip", "flip",
+    "roll", "gather", "index_select", "masked_select", "nonzero", "multinomial", "bernoulli", "normal",
+    "polar", "complex", "view_as_real", "view_as_complex", "diag", "diag_embed", "tile", "repeat_interleave",
+    "transpose", "permute", "reshape", "flatten", "unsqueeze", "squeeze", "chunk", "split", "bucketize",
+    "searchsorted", "cdist", "norm", "randn_like", "erfinv", "logical_not", "logical_and", "logical_or",
+}
+# Legacy typed constructors: `torch.FloatTensor(3)` is a CPU tensor.
+LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
+                                 "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
+                                 "BoolTensor"})
+# Methods only tensors have (not modules, arrays, lists, dicts or batch objects): a name
+# used with one holds a tensor. Each returns a tensor too.
+TENSOR_ONLY_METHODS = frozenset({
+    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "permute", "contiguous", "detach",
+    "detach_", "expand", "expand_as", "view_as", "reshape_as", "type_as", "new_zeros", "new_ones",
+    "new_full", "new_empty", "new_tensor", "index_select", "masked_select", "scatter", "scatter_",
+    "scatter_add", "scatter_add_", "narrow", "unbind", "bmm", "softmax", "log_softmax", "sigmoid",
+    "clamp", "clamp_", "clamp_min", "clamp_max", "long", "int", "bool", "byte", "topk", "chunk",
+    "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
+    "zero_", "fill_", "uniform_", "normal_", "numpy", "pin_memory", "is_floating_point", "numel",
+})
+# Methods of a tensor that do not return a tensor.
+NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
+                                "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
+                                "nelement", "backward", "storage", "untyped_storage", "equal"})
+# Attributes of a tensor that are tensors.
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# Methods of a module that return the module itself.
+MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
+                            "requires_grad_", "apply", "type", "to_empty", "share_memory"})
+# torch.nn classes that are not modules.
+NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
+
+_LOADER_RE = re.compile(r"(^|_)(data)?loader(s)?$|(^|_)dl$|^batches$", re.I)
+_MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
+                            r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
+_LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
+
+
+@dataclass
+class ScopeKinds:
+    """One function's (or the module's) kinds, in statement order."""
+
+    names: Dict[str, Optional[str]] = field(default_factory=dict)  # name or dotted name -> kind
+    tensor_uses: Set[str] = field(default_factory=set)  # names used with a tensor-only method
+    batches: Set[str] = field(default_factory=set)  # `batch` of `for batch in loader:`
+    fixed: Set[str] = field(default_factory=set)  # names bound to a fixed-device tensor
+
+
+class ValueKinds:
+    """Kept by the `Analyzer` during its walk; rules ask `kind_of(expr)`."""
+
+    def __init__(self, analyzer: "Analyzer") -> None:
+        self.ctx = analyzer
+
+    # ------------------------------------------------------------ queries
+
+    def facts(self, scope: Optional["Scope"] = None) -> ScopeKinds:
+        """The kinds of the innermost function (or module) scope."""
+        return (scope or self.ctx.function_scope()).note("kinds", ScopeKinds)
+
+    def is_tensor(self, node: cst.CSTNode) -> bool:
+        return self.kind_of(node) == TENSOR
+
+    def is_module(self, node: cst.CSTNode) -> bool:
+        return self.kind_of(node) == MODULE
+
+    def kind_of(self, node: cst.CSTNode) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return self._name_kind(node.value)
+        if isinstance(node, cst.Attribute):
+            attr = node.attr.value
+            dotted = dotted_name(node)
+            if dotted is not None:
+                kind = self.facts().names.get(dotted)
+                if kind is not None:
+                    return kind
+            if attr in TENSOR_ATTRIBUTES and self.kind_of(node.value) == TENSOR:
+                return TENSOR
+            if is_device_name(attr):
+                return DEVICE
+            return None
+        if isinstance(node, cst.Subscript):
+            return TENSOR if self.kind_of(node.value) == TENSOR else None
+        if isinstance(node, cst.BinaryOperation):
+            kinds = (self.kind_of(node.left), self.kind_of(node.right))
+            return TENSOR if TENSOR in kinds and MODULE not in kinds else None
+        if isinstance(node, cst.UnaryOperation):
+            return TENSOR if self.kind_of(node.expression) == TENSOR else None
+        if isinstance(node, cst.Call):
+            return self._call_kind(node)
+        return None
+
+    def _call_kind(self, call: cst.Call) -> Optional[str]:
+        qualified = self.ctx.resolve(call.func)
+        if qualified is not None:
+            if qualified == "torch.device":
+                return DEVICE
+            head, _, last = qualified.rpartition(".")
+            if head == "torch" and (last in TENSOR_FUNCTIONS or last in LEGACY_TENSOR_TYPES):
+                return TENSOR
+            if head == "torch.nn.functional":
+                return TENSOR
+            if qualified.startswith("torch.nn.") and last[:1].isupper():
+                return TENSOR if last in NN_NON_MODULES else MODULE
+            if qualified.startswith("torchvision.models.") and last[:1].islower():
+                return MODULE
+            return None
+        if isinstance(call.func, cst.Attribute):
+            method = call.func.attr.value
+            receiver = self.kind_of(call.func.value)
+            if receiver == TENSOR:
+                return None if method in NOT_TENSOR_METHODS else TENSOR
+            if receiver == MODULE:
+                return MODULE if method in MODULE_METHODS else None
+            if method in TENSOR_ONLY_METHODS and method not in NOT_TENSOR_METHODS:
+                return TENSOR
+            return None
+        if isinstance(call.func, cst.Name) and call.func.value in self.ctx.module_classes:
+            return MODULE
+        return None
+
+    def _binding_scope(self, name: str) -> Optional["Scope"]:
+        """The innermost function (or module) scope that binds `name`."""
+        for scope in reversed(self.ctx.scopes):
+            if scope.kind != "class" and name in scope.bindings:  # class bodies do not enclose methods
+                return scope
+        return None
+
+    def _name_kind(self, name: str) -> Optional[str]:
+        scope = self._binding_scope(name)
+        if scope is None:
+            return None
+        kinds = scope.notes.get("kinds")
+        if kinds is not None:
+            kind = kinds.names.get(name)
+            if kind is not None:
+                return kind
+            if name in kinds.tensor_uses:
+                return TENSOR
+        if name in scope.params and isinstance(scope.node, cst.FunctionDef):
+            return annotation_kind(scope.node, name, self.ctx.resolve)
+        return None
+
+    # ------------------------------------------------------------ fixed-device tensors
+
+    def is_fixed_tensor(self, node: cst.CSTNode) -> bool:
+        """A tensor whose device was fixed where it was made rather than taken from an
+        input or a run-time device: a factory without `device=` (`torch.ones(3)`,
+        `torch.tensor([...])`, `torch.from_numpy(a)`, `torch.FloatTensor(n)`), what
+        tensor ops, method chains and arithmetic make of such tensors only
+        (`torch.triu(torch.ones(n, n))`, `torch.arange(n).float()[None]`), also after
+        `.cuda()` or `.to("cuda")` (still one fixed device), and lists or dicts of
+        them. Not: `device=` given, `.to(device)`, `.type_as(x)`, `x.new_zeros(...)`,
+        0-dim `torch.tensor(2.0)`."""
+        if isinstance(node, cst.Name):
+            scope = self._binding_scope(node.value)
+            kinds = scope.notes.get("kinds") if scope is not None else None
+            return kinds is not None and node.value in kinds.fixed
+        if isinstance(node, cst.Attribute):
+            return node.attr.value in TENSOR_ATTRIBUTES and self.is_fixed_tensor(node.value)
+        if isinstance(node, cst.Subscript):
+            return self.is_fixed_tensor(node.value)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_fixed_tensor(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            return self._only_fixed_tensors([node.left, node.right])
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return any(self.is_fixed_tensor(e.value) for e in node.elements)
+        if isinstance(node, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and self.is_fixed_tensor(e.value) for e in node.elements)
+        if isinstance(node, (cst.ListComp, cst.SetComp)):
+            return self.is_fixed_tensor(node.elt)
+        if isinstance(node, cst.DictComp):
+            return self.is_fixed_tensor(node.value)
+        if isinstance(node, cst.Call):
+            return self._call_is_fixed(node)
+        return False
+
+    def _only_fixed_tensors(self, operands) -> bool:
+        """Some operand is a fixed-device tensor and none is a tensor from elsewhere."""
+        values = []
+        for operand in operands:
+            if isinstance(operand, (cst.List, cst.Tuple)):
+                values.extend(element.value for element in operand.elements)
+            else:
+                values.append(operand)
+        fixed = [self.is_fixed_tensor(value) for value in values]
+        return any(fixed) and not any(not f and self.kind_of(v) == TENSOR for v, f in zip(values, fixed))
+
+    def _call_is_fixed(self, call: cst.Call) -> bool:
+        qualified = self.ctx.resolve(call.func)
+        if qualified is not None:
+            head, _, last = qualified.rpartition(".")
+            if head != "torch" and head != "torch.nn.functional":
+                return False
+            if keyword(call, "device") is not None or has_star_kwargs(call):
+                return False
+            if last in FACTORIES:
+                # construction-time arguments are Python data; elsewhere a parameter may be a tensor
+                function = self.ctx.current_function
+                maybe_tensors = () if function is None or function.name.value == "__init__" \
+                    else self.ctx.function_scope().params
+                return not self.is_scalar_factory(last, call, maybe_tensors)
+            if head == "torch" and (last in ("from_numpy", "frombuffer") or last in LEGACY_TENSOR_TYPES):
+                return True
+            if last.endswith("_like"):
+                return bool(call.args) and self.is_fixed_tensor(call.args[0].value)
+            if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS:
+                return self._only_fixed_tensors([a.value for a in call.args if a.keyword is None])
+            return False
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        method, receiver = call.func.attr.value, call.func.value
+        if method in NOT_TENSOR_METHODS or method == "type_as" or method.startswith("new_"):
+            return False
+        if method == "to":
+            target = call.args[0].value if positional_args(call) else None
+            device = keyword(call, "device")
+            if device is not None:
+                target = device.value
+            if target is not None and not _is_dtype(target, self.ctx.resolve) \
+                    and not (string_value(target) or "").startswith("cuda"):
+                return False  # .to(device), .to(x): follows a run-time device
+        return self.is_fixed_tensor(receiver)
+
+    def is_scalar_factory(self, factory: str, call: cst.Call, maybe_tensors: Container[str] = ()) -> bool:
+        """Calls whose result is not a CPU tensor that can meet the model's tensors:
+        `torch.tensor(0.5)` (0-dim, mixes with any device), `torch.as_tensor(t)` of a
+        tensor (keeps t's device), `torch.empty(0)` (a placeholder). `maybe_tensors`:
+        names that may hold a tensor although their kind is unknown (parameters)."""
+        args = positional_args(call)
+        if not args:
+            return False
+        value = args[0].value
+        if factory not in ("tensor", "as_tensor"):
+            return number_value(value) == 0 and len(args) == 1
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            return False  # literal data: certainly a new CPU tensor
+        if factory == "tensor" and isinstance(value, cst.Name):
+            # torch.tensor(values): a Python list, unless we know it is a number or a tensor
+            return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors
+        return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
+
+    # ------------------------------------------------------------ the walk
+
+    def bind(self, target: cst.CSTNode, kind: Optional[str], fixed: bool = False) -> None:
+        facts = self.facts()
+        if isinstance(target, cst.Name):
+            facts.names[target.value] = kind
+            facts.batches.discard(target.value)
+            if fixed:
+                facts.fixed.add(target.value)
+            else:
+                facts.fixed.discard(target.value)
+            if kind == MODULE:
+                facts.tensor_uses.discard(target.value)
+        elif isinstance(target, cst.Attribute):
+            dotted = dotted_name(target)
+            if dotted is not None:
+                facts.names[dotted] = kind
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.bind(element.value, kind)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, None)
+
+    def _bind_value(self, target: cst.CSTNode, value: cst.CSTNode) -> None:
+        self.bind(target, self._assigned_kind(target, value), isinstance(target, cst.Name) and self.is_fixed_tensor(value))
+
+    def _assigned_kind(self, target: cst.CSTNode, value: cst.CSTNode) -> Optional[str]:
+        if number_value(value) is not None:
+            return NUMBER
+        kind = self.kind_of(value)
+        if kind is None and isinstance(value, cst.Call) and isinstance(target, (cst.Name, cst.Attribute)):
+            # `model = Net(...)`: a model-like name bound from a constructor
+            callee = last_identifier(value.func) or ""
+            if callee[:1].isupper() and _MODEL_NAME_RE.search(last_identifier(target) or ""):
+                return MODULE
+        return kind
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            target_node = target.target
+            if isinstance(target_node, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
+                    and len(target_node.elements) == len(node.value.elements):
+                for name_element, value_element in zip(target_node.elements, node.value.elements):
+                    self._bind_value(name_element.value, value_element.value)
+            elif isinstance(target_node, (cst.Tuple, cst.List)):
+                # `x, y = batch` of a loader batch: tensors; anything else unknown
+                self.bind(target_node, TENSOR if self._is_loader_batch(node.value) else None)
+            else:
+                self._bind_value(target_node, node.value)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_value(node.target, node.value)
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bind(node.target, self.kind_of(node.value))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.bind(node.asname.name, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        # bound before the body runs; `for x, y in loader:` unpacks a batch of tensors
+        target, iterable = node.target, node.iter
+        while isinstance(iterable, cst.Call) and last_identifier(iterable.func) in _LOOP_WRAPPERS \
+                and iterable.args:
+            if last_identifier(iterable.func) == "enumerate":
+                if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                    self.bind(target, None)
+                    return
+                self.bind(target.elements[0].value, None)
+                target = target.elements[1].value
+            iterable = iterable.args[0].value
+        batch = _LOADER_RE.search(last_identifier(iterable) or "") is not None \
+            and isinstance(iterable, (cst.Name, cst.Attribute))
+        if batch and isinstance(target, (cst.Tuple, cst.List)):
+            self.bind(target, TENSOR)
+        else:
+            # A whole batch is unknown: batch objects (PyG `Data`, `BatchEncoding`) move in
+            # place with `.to()`. Unpacked (`x, y = batch`), its parts are tensors.
+            self.bind(target, None)
+            if batch and isinstance(target, cst.Name):
+                self.facts().batches.add(target.value)
+
+    def _is_loader_batch(self, value: cst.CSTNode) -> bool:
+        return isinstance(value, cst.Name) and value.value in self.facts().batches
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in TENSOR_ONLY_METHODS
+                and isinstance(func.value, cst.Name)):
+            self.facts().tensor_uses.add(func.value.value)
+
+
+def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[str]:
+    """The kind a parameter's annotation says: `x: torch.Tensor`, `m: nn.Module`."""
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value != name:
+            continue
+        if param.default is not None and number_value(param.default) is not None:
+            return NUMBER
+        if param.annotation is None:
+            continue
+        annotation = param.annotation.annotation
+        if last_identifier(annotation) in ("int", "float", "bool"):
+            return NUMBER
+        if isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) == "Optional" \
+                and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+            annotation = annotation.slice[0].slice.value
+        qualified = resolve(annotation) or ""
+        head, _, last = qualified.rpartition(".")
+        if head == "torch" and last in LEGACY_TENSOR_TYPES:
+            return TENSOR
+        if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return MODULE
+    return None
+
+
+_DTYPE_NAMES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8",
+                          "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+                          "cfloat", "cdouble"})
+
+
+def _is_dtype(node: cst.CSTNode, resolve) -> bool:
+    """`torch.float32`, `x.dtype`, `dtype`: `.to(...)` of one only changes the dtype."""
+    qualified = resolve(node) or ""
+    if qualified.startswith("torch.") and qualified[6:] in _DTYPE_NAMES:
+        return True
+    return (last_identifier(node) or "").endswith("dtype")

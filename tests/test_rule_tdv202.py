@@ -1,0 +1,160 @@
+"""TDV202 unregistered-tensor-attribute (reported at the `self.<name>` target)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+ONLY = frozenset({"TDV202"})
+HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
+
+
+def tdv202(code: str, **options):
+    return lint(code, enabled=ONLY, **options)
+
+
+def module(init: str, forward: str = "return x + self.t", extra: str = "", bases: str = "nn.Module") -> str:
+    """A module whose __init__ body starts on line 7 and whose forward(self, x) follows."""
+    lines = [f"class M({bases}):", "    def __init__(self, n=3, values=(1.0, 2.0)):", "        super().__init__()"]
+    lines += [f"        {line}" for line in init.splitlines()]
+    lines += ["    def forward(self, x):"] + [f"        {line}" for line in forward.splitlines()]
+    lines += [f"    {line}" for line in extra.splitlines()]
+    return HEAD + "\n".join(lines) + "\n"
+
+
+REPORTED = {
+    "factory in __init__": (module("self.t = torch.zeros(n)"), [(7, 8)]),
+    "torch.tensor of a list parameter": (module("self.t = torch.tensor(values)"), [(7, 8)]),
+    "literal data": (module("self.t = torch.tensor([0.5, 0.25])"), [(7, 8)]),
+    "from_numpy": (module("self.t = torch.from_numpy(np.ones(3))"), [(7, 8)]),
+    "legacy constructor": (module("self.t = torch.FloatTensor(n)"), [(7, 8)]),
+    "float chain and indexing": (module("self.t = torch.arange(n).float()[None]"), [(7, 8)]),
+    "built in a local first": (
+        module("pe = torch.zeros(n, 4)\npos = torch.arange(n).unsqueeze(1)\npe[:, 0] = torch.sin(pos[:, 0])\n"
+               "self.t = pe.unsqueeze(0)"), [(10, 8)]),
+    "tensor op of fixed tensors": (module("self.t = torch.triu(torch.ones(n, n), diagonal=1)"), [(7, 8)]),
+    "arithmetic with numbers": (module("self.t = torch.linspace(0, 1, n) * 2 - 1"), [(7, 8)]),
+    "moved with .cuda(): still one fixed device": (module("self.t = torch.ones(n).cuda()"), [(7, 8)]),
+    "annotated assignment": (module("self.t: torch.Tensor = torch.ones(n)"), [(7, 8)]),
+    "list of tensors": (module("self.t = [torch.ones(n) for _ in range(2)]", "return x + self.t[0]"), [(7, 8)]),
+    "dict of tensors": (module("self.t = {'a': torch.ones(n)}", "return x + self.t['a']"), [(7, 8)]),
+    "in a helper __init__ calls": (
+        module("self._build(n)", extra="def _build(self, n):\n    self.t = torch.ones(n)"), [(11, 8)]),
+    "cache set in forward": (
+        module("self.t = None", "if self.t is None:\n    self.t = torch.triu(torch.ones(3, 3))\nreturn x @ self.t"),
+        [(10, 12)]),
+    "reported once, at the first assignment": (
+        module("self.t = torch.ones(n)\nself.t = torch.zeros(n)"), [(7, 8)]),
+    "base class defined in the file": (
+        HEAD + "class Base(nn.Module):\n    pass\nclass M(Base):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.t = torch.ones(3)\n    def forward(self, x):\n        return x * self.t\n", [(9, 8)]),
+    "LightningModule": (
+        "import torch\nimport pytorch_lightning as pl\nclass M(pl.LightningModule):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.t = torch.ones(3)\n    def training_step(self, batch, i):\n"
+        "        return batch * self.t\n", [(6, 8)]),
+    "read in a method after __init__": (
+        module("self.t = torch.ones(n)", "return x", extra="def loss(self, y):\n    return (y * self.t).sum()"),
+        [(7, 8)]),
+    "hidden state reset in a method": (
+        module("self.h = None", "return x + self.h",
+               extra="def reset(self, batch):\n    self.h = torch.zeros(batch, 8)"), [(11, 8)]),
+    "a guard changes nothing": (
+        module("if torch.cuda.is_available():\n    self.t = torch.ones(n)"), [(8, 12)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
+def test_reported(code, expected):
+    assert tdv202(code) == [(line, col, "TDV202") for line, col in expected]
+
+
+NOT_REPORTED = {
+    "register_buffer": module("self.register_buffer('t', torch.ones(n), persistent=False)"),
+    "assigned after register_buffer": module("self.register_buffer('t', None)\nself.t = torch.ones(n)"),
+    "buffer registered in a later method": module(
+        "self.t = torch.ones(n)", extra="def _reset(self):\n    self.register_buffer('t', torch.zeros(3))"),
+    "buffer registered by a base class in the file": (
+        HEAD + "class Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('t', None)\nclass M(Base):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.t = torch.ones(3)\n    def forward(self, x):\n        return x * self.t\n"),
+    "_buffers entry": module("self._buffers['t'] = torch.ones(n)"),
+    "nn.Parameter": module("self.t = nn.Parameter(torch.ones(n))"),
+    "parameter assigned later": module("self.t = torch.ones(n)\nself.t = nn.Parameter(self.t)"),
+    "register_parameter": module("self.register_parameter('t', nn.Parameter(torch.ones(n)))"),
+    "computed buffer names": module("for name in ('t',):\n    self.register_buffer(name, None)\nself.t = torch.ones(n)"),
+    "device= given": module("self.t = torch.ones(n, device=device)"),
+    "**kwargs": module("self.t = torch.ones(n, **kw)"),
+    "moved to a run-time device": module("self.t = torch.ones(n).to(device)"),
+    "cache with the input's device": module(
+        "self.t = None", "if self.t is None:\n    self.t = torch.ones(3, 3, device=x.device)\nreturn x @ self.t"),
+    "cache from new_zeros / zeros_like": module(
+        "self.t = None", "self.t = x.new_zeros(3)\nself.u = torch.zeros_like(x)\nreturn x + self.t + self.u"),
+    "cache with type_as": module("self.t = None", "self.t = torch.ones(3).type_as(x)\nreturn x + self.t"),
+    "moved where it is used": module("self.t = torch.ones(n)", "return x + self.t.to(x.device)"),
+    "moved where it is used, sliced first": module("self.t = torch.ones(n)", "return x + self.t[:3].type_as(x)"),
+    "handed to a call with device=": module(
+        "self.t = torch.ones(n)", "return x + torch.as_tensor(self.t, device=x.device)"),
+    "list moved element by element": module(
+        "self.t = [torch.ones(n)]", "return [x + a.to(x.device) for a in self.t]"),
+    "refreshed at run time from the input": module(
+        "self.t = torch.zeros(n)", "self.t = x.mean(0)\nreturn x + self.t"),
+    "computed from the input in forward": module("self.t = None", "self.t = x.detach() * 2\nreturn x"),
+    "never read after construction": module(
+        "self.t = torch.ones(n)\nself.w = nn.Parameter(self.t * 2)", "return x * self.w"),
+    "not a module": (
+        "import torch\nclass Sampler:\n    def __init__(self):\n        self.t = torch.ones(3)\n"
+        "    def sample(self, x):\n        return x * self.t\n"),
+    "dataset": (
+        "import torch\nclass D(torch.utils.data.Dataset):\n    def __init__(self):\n        self.t = torch.ones(3)\n"
+        "    def __getitem__(self, i):\n        return self.t[i]\n"),
+    "numbers, sizes, dtypes, generators": module(
+        "self.a = 3\nself.b = torch.Size([2, 3])\nself.c = torch.float32\nself.d = torch.Generator()\n"
+        "self.e = np.zeros(3)", "return x * self.a + self.b[0] + self.e.sum()"),
+    "0-dim tensor": module("self.t = torch.tensor(0.5)\nself.u = torch.tensor(n)", "return x * self.t * self.u"),
+    "a module that moves its own tensors": module(
+        "self.t = torch.ones(n)",
+        extra="def _apply(self, fn, *args):\n    self.t = fn(self.t)\n    return super()._apply(fn, *args)"),
+    "static method": module("pass", extra="@staticmethod\ndef make(n):\n    holder.t = torch.ones(n)"),
+    "unknown value": module("self.t = make_table(n)\nself.u = torch.as_tensor(table)"),
+    "attribute of another object": module("other.t = torch.ones(n)\nself.cfg.t = torch.ones(n)"),
+    "setattr": module("setattr(self, 't', torch.ones(n))", "return x * self.t"),
+}
+
+
+@pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
+def test_not_reported(code):
+    assert tdv202(code) == []
+
+
+def test_message_names_the_attribute_and_the_remedy():
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source(module("self.t = torch.zeros(n)"), "t.py", Options(enabled=ONLY))
+    assert finding.message == ('self.t holds a tensor that module.to(device) leaves behind; '
+                               'use self.register_buffer("t", t, persistent=False) or nn.Parameter(t)')
+
+
+def test_tdv101_and_tdv202_on_one_node():
+    code = module("self.t = torch.ones(n).cuda()")
+    found = lint(code)
+    assert (7, 8, "TDV202") in found
+    assert [(line, code) for line, _, code in found if code != "TDV202"] == [(7, "TDV101")]
+
+
+def test_methods_in_any_order():
+    # forward before __init__, the buffer registered in a helper defined last
+    code = HEAD + (
+        "class M(nn.Module):\n    def forward(self, x):\n        return x * self.t + self.u\n"
+        "    def __init__(self):\n        super().__init__()\n        self.t = torch.ones(3)\n"
+        "        self.u = torch.ones(3)\n        self._setup()\n"
+        "    def _setup(self):\n        self.register_buffer('u', torch.zeros(3))\n")
+    assert tdv202(code) == [(9, 8, "TDV202")]
+
+
+def test_nested_module_class_in_a_function_is_checked():
+    code = HEAD + (
+        "def build():\n    class Inner(nn.Module):\n        def __init__(self):\n            super().__init__()\n"
+        "            self.t = torch.ones(3)\n        def forward(self, x):\n            return x * self.t\n"
+        "    return Inner()\n")
+    assert tdv202(code) == [(8, 12, "TDV202")]
