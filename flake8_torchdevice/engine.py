@@ -23,10 +23,13 @@ from __future__ import annotations
 import ast
 import io
 import re
-from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .rules import ALL_RULES, DEFAULT_CODES
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 @dataclass(frozen=True, order=True)
@@ -35,6 +38,8 @@ class Finding:
     col: int  # 0-based, as flake8 plugins yield it
     code: str
     message: str  # without the code
+    # `flake8-torchdevice fix` can repair it (not part of a finding's identity)
+    fixable: bool = field(default=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -48,6 +53,8 @@ class Options:
     guard_names: Tuple[str, ...] = ()
     # TDV102 also reports `def f(device="cuda")` parameter defaults.
     check_param_defaults: bool = False
+    # Fixes may add a module-level device selection (`fix --add-device`).
+    add_device: bool = False
 
 
 DEFAULT_OPTIONS = Options()
@@ -334,28 +341,48 @@ def _check_chains(text: str, tree: ast.Module) -> None:
 
 
 def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding]:
-    import libcst as cst  # imported lazily: most files never get here
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from .analysis import Analyzer
+    module = parse_cst(text)
+    raw = analyse_module(module, rules, options)
+    if not raw:
+        return []
+    try:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    except RecursionError:
+        raise SourceError("code nested too deeply to analyse") from None
+    findings: Dict[Tuple[int, int, str, str], bool] = {}
+    for node, code, message, fix in raw:
+        start = positions[node].start
+        key = (start.line, start.column, code, message)
+        findings[key] = findings.get(key, False) or is_applicable(fix, options)
+    return sorted(Finding(*key, fixable=fixable) for key, fixable in findings.items())
+
+
+def is_applicable(fix: object, options: Options) -> bool:
+    """Would `fix` with these options apply this fix (one needing an added device only with --add-device)?"""
+    return fix is not None and (options.add_device or not getattr(fix, "adds_device", False))
+
+
+def parse_cst(text: str) -> "cst.Module":
+    import libcst as cst  # imported lazily: most files never get here
 
     try:
-        module = cst.parse_module(text)
+        return cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         raise SourceError(f"libcst cannot parse this file: {error.message}", error.raw_line, error.raw_column) from None
     except (RecursionError, MemoryError) as error:
         raise SourceError(f"libcst cannot parse this file: {type(error).__name__}") from None
+
+
+def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options) -> list:
+    """The rules' raw findings `(node, code, message, fix)` for a parsed module: one traversal."""
+    from .analysis import Analyzer
+
     raw: list = []
     analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names)
     try:
         module.visit(analyzer)
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider) if raw else {}
     except RecursionError:
         raise SourceError("code nested too deeply to analyse") from None
-    if not raw:
-        return []
-    findings = set()
-    for node, code, message in raw:
-        start = positions[node].start
-        findings.add(Finding(start.line, start.column, code, message))
-    return sorted(findings)
+    return raw

@@ -1,11 +1,17 @@
 """The shape every rule shares: a small class with a code, a one-line message, its
-docs (the class docstring) and examples that double as tests."""
+docs (the class docstring) and examples that double as tests; and the fix API, the
+edits a rule offers with a finding (`self.report(node, fix=Fix().add_keyword(...))`).
+
+A fix replaces nodes of the libcst tree being walked, matched by identity: code
+outside the replaced nodes is kept byte for byte. `flake8_torchdevice.fix` applies
+the fixes; its docstring says how a rule adds one.
+"""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, List, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -13,8 +19,110 @@ if TYPE_CHECKING:
     from ..analysis import Analyzer
     from ..engine import Options
 
-# (node, code, message): positions are computed only for nodes that get reported.
-RawFinding = Tuple[cst.CSTNode, str, str]
+# What a node is replaced by: a node, several statements (`cst.FlattenSentinel`),
+# or nothing (`cst.RemoveFromParent()`, for a statement or an argument).
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+# A value for a fix: a node, or the text of an expression.
+Expression = Union[cst.BaseExpression, str]
+
+# Stands for the module-level device selection that `fix --add-device` adds when no
+# device-aware value is in scope; the fixer renames it to a free name (`device`, ...).
+ADDED_DEVICE = "__torchdevice_added_device__"
+
+
+def expression(value: Expression) -> cst.BaseExpression:
+    return cst.parse_expression(value) if isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Node replacements, built with the helpers below, each returning a new Fix:
+
+        Fix().add_keyword(call, "map_location", "device")
+        Fix().replace(call.func.attr, cst.Name("to"))
+
+    `adds_device`: the fix uses `ADDED_DEVICE`, so it applies only with `--add-device`.
+    """
+
+    replacements: Tuple[Tuple[cst.CSTNode, Replacement], ...] = ()
+    adds_device: bool = False
+
+    def replace(self, node: cst.CSTNode, new: Union[Replacement, str]) -> "Fix":
+        """`node` becomes `new` (a node, or the text of an expression)."""
+        new_node = expression(new) if isinstance(new, str) else new
+        return replace(self, replacements=self.replacements + ((node, new_node),))
+
+    def needs_added_device(self, needed: bool = True) -> "Fix":
+        return replace(self, adds_device=self.adds_device or needed)
+
+    def add_keyword(self, call: cst.Call, name: str, value: Expression) -> "Fix":
+        """`call(a, b)` -> `call(a, b, name=value)`, in the call's own layout: one
+        argument per line stays so, a trailing comma stays, comments stay where they are."""
+        return self.replace(call, call.with_changes(args=_with_argument(call, cst.Arg(
+            value=expression(value), keyword=cst.Name(name),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))))
+
+    def move_statement_before(self, statement: cst.SimpleStatementLine,
+                              anchor: cst.BaseStatement) -> "Fix":
+        """Take `statement` (with its trailing comment) out of its place and put it
+        right before `anchor` in the same block; the blank lines and comments above
+        `anchor` stay above the pair. Requires `statement` to have no comment above it."""
+        moved = statement.with_changes(leading_lines=anchor.leading_lines)
+        anchored = anchor.with_changes(leading_lines=())
+        return (self.replace(anchor, cst.FlattenSentinel([moved, anchored]))
+                .replace(statement, cst.RemoveFromParent()))
+
+
+def _line_break(previous: cst.ParenthesizedWhitespace, template: cst.ParenthesizedWhitespace
+                ) -> cst.ParenthesizedWhitespace:
+    """`previous`'s end of line (comment included) followed by `template`'s indentation."""
+    return previous.with_changes(indent=template.indent, last_line=template.last_line)
+
+
+def _clean_break(template: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+    """A line break with `template`'s indentation and no comment."""
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=(),
+                                       indent=template.indent, last_line=template.last_line)
+
+
+def _with_argument(call: cst.Call, new: cst.Arg) -> List[cst.Arg]:
+    args = list(call.args)
+    if not args:
+        return [new]
+    last = args[-1]
+    # How arguments are separated: one per line when the call opens its arguments on a
+    # new line or separates them with line breaks; else `, `.
+    breaks = [a.comma.whitespace_after for a in args[:-1] if isinstance(a.comma, cst.Comma)]
+    breaks.insert(0, call.whitespace_before_args)
+    line_breaks = [b for b in breaks if isinstance(b, cst.ParenthesizedWhitespace)]
+    separator: cst.BaseParenthesizableWhitespace = (_clean_break(line_breaks[-1]) if line_breaks
+                                                   else cst.SimpleWhitespace(" "))
+    comma = last.comma if isinstance(last.comma, cst.Comma) else None
+    closing = comma.whitespace_after if comma is not None else last.whitespace_after_arg
+    if isinstance(closing, cst.ParenthesizedWhitespace):
+        # `)` on its own line: the new argument goes on a line of its own before it,
+        # the old last line keeps its comment.
+        if not isinstance(separator, cst.ParenthesizedWhitespace):
+            separator = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=(),
+                                             last_line=cst.SimpleWhitespace(closing.last_line.value + "    "))
+        after_last = _line_break(closing, separator)
+        if comma is not None:
+            args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=after_last))
+            return args + [new.with_changes(comma=cst.Comma(whitespace_after=_clean_break(closing)))]
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=after_last),
+                                     whitespace_after_arg=cst.SimpleWhitespace(""))
+        return args + [new.with_changes(whitespace_after_arg=_clean_break(closing))]
+    if comma is not None:  # `f(a, )`: keep the trailing comma after the new argument
+        args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=separator))
+        return args + [new.with_changes(comma=cst.Comma(whitespace_after=comma.whitespace_after),
+                                        whitespace_after_arg=last.whitespace_after_arg)]
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator),
+                                 whitespace_after_arg=cst.SimpleWhitespace(""))
+    return args + [new.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
+
+
+# (node, code, message, fix): positions are computed only for nodes that get reported.
+RawFinding = Tuple[cst.CSTNode, str, str, Optional[Fix]]
 
 
 @dataclass(frozen=True)
@@ -60,5 +168,12 @@ class Rule:
         self.options = options
         self._sink = sink
 
-    def report(self, node: cst.CSTNode, message: Optional[str] = None) -> None:
-        self._sink.append((node, self.code, message or self.message))
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
+        self._sink.append((node, self.code, message or self.message, fix))
+
+    def device_for_fix(self, node: cst.CSTNode) -> Tuple[str, bool]:
+        """The text of the device-aware value in scope at `node`, and False; or, when
+        there is none, the name of the selection `fix --add-device` adds, and True
+        (pass it to `Fix.needs_added_device`)."""
+        found = self.ctx.device_in_scope(node)
+        return (found, False) if found is not None else (ADDED_DEVICE, True)
