@@ -399,7 +399,7 @@ def check_lint(bad: str, good: str) -> List[str]:
 
 
 def _autofixer():
-    """The autofix entry point once one exists: fix_source(source, filename) -> str."""
+    """The autofix entry point: fix_source(source, filename) -> FixResult."""
     try:
         from .fix import fix_source  # type: ignore[import-not-found]
     except ImportError:
@@ -479,7 +479,7 @@ def _check_fix(fixer, bad: str, work: str, timeout: float, device: Optional[str]
                problems: List[str]) -> str:
     with open(bad, encoding="utf-8") as handle:
         source = handle.read()
-    fixed = fixer(source, bad)
+    fixed = fixer(source, bad).text
     if fixed == source:
         return "none"
     path = os.path.join(work, "fixed.py")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Callable, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
-from .syntax import dotted_name, keyword, method_call, positional_args
+from .syntax import dotted_name, is_cuda_literal, keyword, method_call, positional_args, string_value
 
 _DEVICE_IDENTIFIER_RE = re.compile(r"^(device|dev|[a-z0-9_]*_device|[a-z0-9_]*_dev)$", re.I)
 
@@ -42,3 +42,168 @@ def move_target(node: cst.CSTNode) -> Optional[str]:
         receiver = inner
     return dotted_name(receiver)
 
+
+
+# --------------------------------------------------------------------------------------
+# The device-aware value in scope (the spec's "device-aware value"), for remedies and fixes
+
+
+def is_device_aware(value: cst.BaseExpression, cuda_polarity: Callable[[cst.BaseExpression], int],
+                    resolve: Callable[[cst.CSTNode], Optional[str]]) -> bool:
+    """An expression carrying a device chosen at run time: `x.device`,
+    `next(model.parameters()).device`, `torch.device(x)` with a non-literal `x`, the
+    selection idiom `"cuda" if torch.cuda.is_available() else "cpu"` (wrapped or not)."""
+    if isinstance(value, cst.Attribute):
+        return value.attr.value == "device"
+    if isinstance(value, cst.IfExp):
+        return (cuda_polarity(value.test) > 0 and is_cuda_literal(value.body)
+                and string_value(value.orelse) in ("cpu", "mps"))
+    if isinstance(value, cst.Call) and resolve(value.func) == "torch.device":
+        args = positional_args(value)
+        if len(args) != 1 or keyword(value, "index") is not None:
+            return False
+        argument = args[0].value
+        return (not isinstance(argument, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+                                          cst.Integer))
+                and (not isinstance(argument, cst.IfExp) or is_device_aware(argument, cuda_polarity, resolve)))
+    return False
+
+
+def _is_literal_device(value: cst.BaseExpression, resolve: Callable[[cst.CSTNode], Optional[str]]) -> bool:
+    """`"cuda"`, `0`, `None`, `torch.device("cpu")`: a fixed device (or none), not one chosen at run time."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer)):
+        return True
+    if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+        return True
+    if isinstance(value, cst.Call) and resolve(value.func) == "torch.device":
+        return all(isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+                                          cst.Integer)) for arg in value.args)
+    return False
+
+
+class DeviceFinder:
+    """Which device-aware value is visible from the node being visited, found on demand
+    (only remedies and fixes ask) from the analyzer's stack of enclosing nodes:
+
+    1. innermost first, in each enclosing block, the latest earlier binding of a name
+       that holds a device-aware value, or of a `device`/`dev`/`*_device` name bound to
+       something other than a literal (`device = args.device`);
+    2. a parameter named so (not defaulting to None), then a tensor parameter's
+       `.device` (annotated `Tensor`; an unannotated `forward(self, x)` may take a dict);
+    3. in a method, `self.<device name>` assigned in `__init__`;
+    then the same in the enclosing functions, and the module's earlier statements.
+    """
+
+    def __init__(self, resolve: Callable[[cst.CSTNode], Optional[str]],
+                 cuda_polarity: Callable[[cst.BaseExpression], int]) -> None:
+        self.resolve = resolve
+        self.cuda_polarity = cuda_polarity
+
+    def find(self, stack: Sequence[cst.CSTNode]) -> Optional[str]:
+        """`stack`: the nodes from the module down to the one being visited."""
+        passed_function = False
+        for index in range(len(stack) - 1, 0, -1):
+            parent, child = stack[index - 1], stack[index]
+            if isinstance(parent, (cst.Module, cst.IndentedBlock)):
+                if passed_function and index >= 2 and isinstance(stack[index - 2], cst.ClassDef):
+                    continue  # a class body does not enclose its methods
+                found = self._earlier_bindings(parent.body, child)
+            elif isinstance(parent, cst.FunctionDef) and child is parent.body:
+                owner = stack[index - 3] if index >= 3 else None
+                found = self._from_parameters(parent, owner)
+                passed_function = True
+            else:
+                continue
+            if found:
+                return found
+        return None
+
+    def _value_is_aware(self, name: str, value: cst.BaseExpression) -> bool:
+        if is_device_aware(value, self.cuda_polarity, self.resolve):
+            return True
+        identifier = name.rsplit(".", 1)[-1]
+        return is_device_name(identifier) and not _is_literal_device(value, self.resolve)
+
+    def _earlier_bindings(self, body: Sequence[cst.CSTNode], current: cst.CSTNode) -> Optional[str]:
+        earlier: List[cst.CSTNode] = []
+        for statement in body:
+            if statement is current:
+                break
+            earlier.append(statement)
+        else:
+            return None
+        decided: Set[str] = set()
+        return self._scan(reversed(earlier), decided)
+
+    def _scan(self, statements: Iterable[cst.CSTNode], decided: Set[str]) -> Optional[str]:
+        """The latest binding of a device-aware value among `statements` (latest first);
+        a name bound later to something else is `decided` and skipped."""
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in reversed(statement.body):
+                    found = self._binding(small, decided)
+                    if found:
+                        return found
+            elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+                for block in reversed(_blocks(statement)):
+                    found = self._scan(reversed(block), decided)
+                    if found:
+                        return found
+        return None
+
+    def _binding(self, small: cst.BaseSmallStatement, decided: Set[str]) -> Optional[str]:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            return None
+        name = dotted_name(target)
+        if name is None or name in decided or name.count(".") > (1 if name.startswith("self.") else 0):
+            return None
+        decided.add(name)
+        return name if self._value_is_aware(name, value) else None
+
+    def _from_parameters(self, function: cst.FunctionDef, owner: Optional[cst.CSTNode]) -> Optional[str]:
+        params = function.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for param in every:
+            default = param.default
+            if is_device_name(param.name.value) and not (isinstance(default, cst.Name) and default.value == "None"):
+                return param.name.value
+        method = isinstance(owner, cst.ClassDef) and bool(every) and every[0].name.value == "self"
+        for param in every:
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            if annotation is not None and dotted_name(annotation) in ("Tensor", "torch.Tensor"):
+                return f"{param.name.value}.device"
+        if method and function.name.value != "__init__":
+            return self._init_attribute(owner)  # type: ignore[arg-type]
+        return None
+
+    def _init_attribute(self, cls: cst.ClassDef) -> Optional[str]:
+        """`self.device` when `__init__` binds it to a device chosen at run time."""
+        for statement in cls.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+                found = self._scan(reversed(list(statement.body.body)), set())
+                if found and found.startswith("self."):
+                    return found
+        return None
+
+
+def _blocks(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
+    """The statement lists of a compound statement's arms, in order."""
+    blocks: List[Sequence[cst.CSTNode]] = []
+    arms: List[cst.CSTNode] = [statement]
+    if isinstance(statement, cst.Try):
+        arms += list(statement.handlers)
+        arms += [arm for arm in (statement.orelse, statement.finalbody) if arm is not None]
+    elif isinstance(statement, (cst.If, cst.For, cst.While)):
+        orelse = statement.orelse
+        while orelse is not None:
+            arms.append(orelse)
+            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for arm in arms:
+        body = getattr(arm, "body", None)
+        if isinstance(body, cst.IndentedBlock):
+            blocks.append(body.body)
+    return blocks

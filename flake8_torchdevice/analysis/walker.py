@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 import libcst as cst
 
 from .classes import ClassFacts, ClassInfo
-from .devices import is_device_move, move_target
+from .devices import DeviceFinder, is_device_move, move_target
 from .guards import GuardModel
 from .kinds import ValueKinds
 from .scopes import Scope
@@ -139,6 +139,12 @@ class Analyzer(cst.CSTVisitor):
 
     def cuda_polarity(self, test: cst.BaseExpression) -> int:
         return self.guards.cuda_polarity(test)
+
+    def device_in_scope(self, node: Optional[cst.CSTNode] = None) -> Optional[str]:
+        """The text of a device-aware value visible where the traversal is (at `node`,
+        the node being visited): `device`, `x.device`, `self.device`; None when there is
+        none. See `devices.DeviceFinder`."""
+        return DeviceFinder(self.resolve, self.cuda_polarity).find(self.stack)
 
     # ---------------------------------------------------------------- bindings and moves
 

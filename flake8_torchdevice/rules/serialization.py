@@ -7,7 +7,7 @@ import libcst as cst
 from typing import Optional
 
 from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args
-from .base import CallTrigger, Rule
+from .base import CallTrigger, Fix, Rule
 
 # Loader -> index of its positional `map_location` parameter.
 LOADERS = {
@@ -75,6 +75,13 @@ class LoadWithoutMapLocation(Rule):
     - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
       lists them all), where CUDA checkpoints load fine.
 
+    ## Fix
+    `flake8-torchdevice fix` adds `map_location=` with the device-aware value in
+    scope (a `device` variable or parameter, a tensor parameter's `.device`,
+    `self.device` set in `__init__`, ...), else `map_location="cpu"`; a
+    `map_location=None` gets the same value. The call keeps its layout: one argument
+    per line stays so, a trailing comma and comments stay.
+
     ## How to silence it
     - One line: `state = torch.load(path)  # noqa: TDV301`.
     - A whole project: `extend-ignore = TDV301` in the `[flake8]` section.
@@ -125,4 +132,8 @@ class LoadWithoutMapLocation(Rule):
         source = first_argument(node, "f")
         if source is not None and _file_key(source) in self.ctx.function_scope().note("saved to", set):
             return  # a round trip: this function saved it, on this machine, a moment ago
-        self.report(node, self.message.format(name=qualified))
+        # The fix: the device chosen at run time when one is in scope, else the CPU.
+        value = self.ctx.device_in_scope(node) or '"cpu"'
+        fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
+            node, "map_location", value)
+        self.report(node, self.message.format(name=qualified), fix=fix)

@@ -1,0 +1,265 @@
+"""`fix`: exact input -> output pairs per fix, and the safety properties (layout,
+comments, encodings, line endings, idempotence, files written atomically)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from flake8_torchdevice.engine import Options, lint_source
+from flake8_torchdevice.fix import FixError, fix_source, restore_line_endings
+
+
+def fixed(code: str, **kwargs) -> str:
+    """The fixed text of the dedented `code`; also checks a second run changes nothing."""
+    result = fix_source(textwrap.dedent(code), "t.py", **kwargs)
+    again = fix_source(result.text, "t.py", **kwargs)
+    assert again.text == result.text and not again.fixed_findings, "a second fix changed something"
+    return result.text
+
+
+def same(code: str) -> str:
+    return textwrap.dedent(code)
+
+
+# ---------------------------------------------------------------- TDV301
+
+
+def test_301_adds_cpu_when_no_device_in_scope():
+    assert fixed("""\
+        import torch
+        state = torch.load('m.pt')
+        """) == same("""\
+        import torch
+        state = torch.load('m.pt', map_location="cpu")
+        """)
+
+
+def test_301_uses_device_parameter_with_alias():
+    assert fixed("""\
+        import torch as th
+
+        def restore(path, device):
+            return th.load(path)
+        """) == same("""\
+        import torch as th
+
+        def restore(path, device):
+            return th.load(path, map_location=device)
+        """)
+
+
+def test_301_one_argument_per_line_with_trailing_comma_and_comment():
+    assert fixed("""\
+        import torch
+        state = torch.load(
+            'm.pt',
+            weights_only=True,  # safe
+        )
+        """) == same("""\
+        import torch
+        state = torch.load(
+            'm.pt',
+            weights_only=True,  # safe
+            map_location="cpu",
+        )
+        """)
+
+
+def test_301_one_argument_per_line_without_trailing_comma_comment_stays():
+    assert fixed("""\
+        import torch
+        state = torch.load(
+            'm.pt',
+            weights_only=True  # safe
+        )
+        """) == same("""\
+        import torch
+        state = torch.load(
+            'm.pt',
+            weights_only=True,  # safe
+            map_location="cpu"
+        )
+        """)
+
+
+def test_301_hanging_indent_is_continued():
+    assert fixed("""\
+        import torch
+        state = torch.load('m.pt',
+                           weights_only=True)
+        """) == same("""\
+        import torch
+        state = torch.load('m.pt',
+                           weights_only=True,
+                           map_location="cpu")
+        """)
+
+
+def test_301_comment_inside_call_kept():
+    assert fixed("""\
+        import torch
+        state = torch.load(  # the weights
+            'm.pt'  # from disk
+        )
+        """) == same("""\
+        import torch
+        state = torch.load(  # the weights
+            'm.pt',  # from disk
+            map_location="cpu"
+        )
+        """)
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("torch.load('m.pt', map_location=None)", 'torch.load(\'m.pt\', map_location="cpu")'),
+    ("torch.load('m.pt', None)", 'torch.load(\'m.pt\', "cpu")'),
+])
+def test_301_none_location_replaced(call, expected):
+    assert fixed(f"import torch\nstate = {call}\n") == f"import torch\nstate = {expected}\n"
+
+
+def test_301_two_fixes_on_one_line():
+    assert fixed("""\
+        import torch
+        a = torch.load('a.pt'); b = torch.load('b.pt')  # both
+        """) == same("""\
+        import torch
+        a = torch.load('a.pt', map_location="cpu"); b = torch.load('b.pt', map_location="cpu")  # both
+        """)
+
+
+def test_301_device_values_in_scope():
+    assert fixed("""\
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        class Net(torch.nn.Module):
+            def __init__(self, dev):
+                super().__init__()
+                self.dev = dev
+
+            def restore(self, path):
+                return torch.load(path)
+
+        def restore(path, x: torch.Tensor):
+            return torch.load(path)
+
+        def main(path):
+            return torch.load(path)
+        """) == same("""\
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        class Net(torch.nn.Module):
+            def __init__(self, dev):
+                super().__init__()
+                self.dev = dev
+
+            def restore(self, path):
+                return torch.load(path, map_location=self.dev)
+
+        def restore(path, x: torch.Tensor):
+            return torch.load(path, map_location=x.device)
+
+        def main(path):
+            return torch.load(path, map_location=device)
+        """)
+
+
+def test_301_hard_coded_or_absent_devices_are_not_device_aware():
+    # a CUDA literal, None, a parameter defaulting to None, an attribute set later in __init__
+    assert fixed("""\
+        import torch
+        device = "cuda"
+
+        def a(path):
+            return torch.load(path)
+
+        def b(path, device=None):
+            return torch.load(path)
+
+        class Net(torch.nn.Module):
+            def __init__(self, path, device):
+                self.state = torch.load(path)
+                self.device = device
+        """) == same("""\
+        import torch
+        device = "cuda"
+
+        def a(path):
+            return torch.load(path, map_location="cpu")
+
+        def b(path, device=None):
+            return torch.load(path, map_location="cpu")
+
+        class Net(torch.nn.Module):
+            def __init__(self, path, device):
+                self.state = torch.load(path, map_location=device)
+                self.device = device
+        """)
+
+
+def test_noqa_is_not_fixed():
+    code = "import torch\nstate = torch.load('m.pt')  # noqa: TDV301\n"
+    result = fix_source(code, "t.py")
+    assert result.text == code and not result.fixed_findings and not result.remaining_findings
+
+
+def test_deselected_rule_is_not_fixed():
+    code = "import torch\nstate = torch.load('m.pt')\n"
+    result = fix_source(code, "t.py", Options(enabled=frozenset({"TDV101"})))
+    assert result.text == code and not result.fixed_findings
+
+
+# ---------------------------------------------------------------- bytes kept
+
+
+def test_crlf_kept_and_lf_lines_of_a_mixed_file_kept():
+    assert fix_source("import torch\r\nstate = torch.load('m.pt')\r\nx = 1\r\n", "t.py").text == (
+        "import torch\r\nstate = torch.load('m.pt', map_location=\"cpu\")\r\nx = 1\r\n")
+    # a mixed file: unchanged lines keep theirs, changed lines get the most common one
+    assert fix_source("import torch\r\nstate = torch.load(\n  'm.pt')\nx = 1\r\n", "t.py").text == (
+        "import torch\r\nstate = torch.load(\n  'm.pt',\r\n  map_location=\"cpu\")\r\nx = 1\r\n")
+
+
+def test_restore_line_endings_new_lines_get_the_usual_ending():
+    assert restore_line_endings("a\r\nb\r\nc", "a\nnew\nb\nc") == "a\r\nnew\r\nb\r\nc"
+    assert restore_line_endings("a\rb\r", "a\nb\nz\n") == "a\rb\rz\r"
+
+
+def test_bom_kept():
+    assert fix_source("\ufeffimport torch\nstate = torch.load('m.pt')\n", "t.py").text == (
+        "\ufeffimport torch\nstate = torch.load('m.pt', map_location=\"cpu\")\n")
+
+
+def test_fixed_findings_and_what_remains():
+    result = fix_source("import torch\nstate = torch.load('m.pt')\nx = torch.zeros(2).cuda()\n", "t.py")
+    assert [(f.line, f.col, f.code) for f in result.fixed_findings] == [(2, 8, "TDV301")]
+    remaining = [(f.line, f.col, f.code) for f in result.remaining_findings]
+    assert remaining == [(f.line, f.col, f.code) for f in lint_source(result.text, "t.py")]
+    assert "TDV301" not in {code for _, _, code in remaining}
+
+
+def test_fixable_flag_on_findings():
+    findings = lint_source("import torch\nstate = torch.load('m.pt')\nx = torch.zeros(2).cuda()\n", "t.py")
+    assert {f.code: f.fixable for f in findings}["TDV301"] is True
+
+
+def test_unparsable_output_applies_nothing(monkeypatch):
+    import libcst as cst
+
+    from flake8_torchdevice.rules.base import Fix
+    from flake8_torchdevice.rules.serialization import LoadWithoutMapLocation
+
+    def broken(self, node, message=None, fix=None):
+        # a fix whose output does not parse: `torch.load('m.pt')` -> `torch.load('m.pt') ) (`
+        name = cst.Name("x")
+        object.__setattr__(name, "value", "x ) (")  # past libcst's validation
+        bad = Fix().replace(node, name)
+        self._sink.append((node, self.code, message or self.message, bad))
+
+    monkeypatch.setattr(LoadWithoutMapLocation, "report", broken)
+    with pytest.raises(FixError, match="does not parse"):
+        fix_source("import torch\nstate = torch.load('m.pt')\n", "t.py")
