@@ -263,3 +263,89 @@ def test_unparsable_output_applies_nothing(monkeypatch):
     monkeypatch.setattr(LoadWithoutMapLocation, "report", broken)
     with pytest.raises(FixError, match="does not parse"):
         fix_source("import torch\nstate = torch.load('m.pt')\n", "t.py")
+
+
+# ---------------------------------------------------------------- --add-device
+
+
+@pytest.fixture
+def cuda_to_device_rule():
+    """A rule fixing `x.cuda()` to `x.to(<device>)` the way the fix API docs show,
+    registered for the test only (the real TDV101 fix belongs to its rule)."""
+    import libcst as cst
+
+    from flake8_torchdevice.analysis import method_call
+    from flake8_torchdevice.rules import ALL_RULES
+    from flake8_torchdevice.rules.base import Fix, Rule, expression
+
+    class CudaToDevice(Rule):
+        code = "TDV990"
+        name = "test-cuda-to-device"
+        message = "test"
+        triggers = r"\.cuda\b"
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if method_call(node, "cuda") is None or node.args:
+                return
+            device, added = self.device_for_fix(node)
+            moved = node.with_changes(func=node.func.with_changes(attr=cst.Name("to")),
+                                      args=[cst.Arg(expression(device))])
+            self.report(node, fix=Fix().replace(node, moved).needs_added_device(added))
+
+    ALL_RULES.append(CudaToDevice)
+    yield Options(enabled=frozenset({"TDV990"}))
+    ALL_RULES.remove(CudaToDevice)
+
+
+def test_add_device_adds_one_selection_after_the_imports_with_the_alias(cuda_to_device_rule):
+    code = same('''\
+        """Doc."""
+        from __future__ import annotations
+
+        import torch as th  # the tensor library
+        import numpy as np
+
+        model = Net().cuda()
+
+
+        def step(x, device=None):
+            return x.cuda() + th.zeros(1).cuda()
+        ''')
+    without = fix_source(code, "t.py", cuda_to_device_rule)
+    assert without.text == code and not without.fixed_findings
+    assert all(not f.fixable for f in without.remaining_findings)
+    assert fixed(code, options=cuda_to_device_rule, add_device=True) == same('''\
+        """Doc."""
+        from __future__ import annotations
+
+        import torch as th  # the tensor library
+        import numpy as np
+
+        _device = th.device("cuda" if th.cuda.is_available() else "cpu")
+
+        model = Net().to(_device)
+
+
+        def step(x, device=None):
+            return x.to(_device) + th.zeros(1).to(_device)
+        ''')
+
+
+def test_add_device_needs_torch_in_the_leading_imports(cuda_to_device_rule):
+    code = "import numpy\nx = numpy.ones(1)\nimport torch\ny = torch.zeros(1).cuda()\n"
+    result = fix_source(code, "t.py", cuda_to_device_rule, add_device=True)
+    assert result.text == code and [f.code for f in result.remaining_findings] == ["TDV990"]
+
+
+def test_device_in_scope_is_preferred_to_an_added_one(cuda_to_device_rule):
+    assert fixed("""\
+        import torch
+
+        def step(x, dev):
+            return x.cuda()
+        """, options=cuda_to_device_rule, add_device=True) == same("""\
+        import torch
+
+        def step(x, dev):
+            return x.to(dev)
+        """)
