@@ -349,3 +349,70 @@ def test_device_in_scope_is_preferred_to_an_added_one(cuda_to_device_rule):
         def step(x, dev):
             return x.to(dev)
         """)
+
+
+# ---------------------------------------------------------------- TDV401
+
+
+def test_401_move_goes_before_the_wrap_with_its_comment():
+    assert fixed("""\
+        import torch.nn as nn
+
+        def main(device):
+            model = Net()
+
+            # wrap it
+            model = nn.DataParallel(model)  # all GPUs
+            print("wrapped")
+            model = model.to(device)  # then move
+            return model
+        """) == same("""\
+        import torch.nn as nn
+
+        def main(device):
+            model = Net()
+
+            # wrap it
+            model = model.to(device)  # then move
+            model = nn.DataParallel(model)  # all GPUs
+            print("wrapped")
+            return model
+        """)
+
+
+def test_401_ddp_with_other_target():
+    assert fixed("""\
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = Net()
+        ddp = DDP(model, device_ids=[rank])
+        model.to(rank)
+        """) == same("""\
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = Net()
+        model.to(rank)
+        ddp = DDP(model, device_ids=[rank])
+        """)
+
+
+@pytest.mark.parametrize("between", [
+    "print(model)",  # uses the module
+    "device = 'cpu'",  # binds a name the move uses
+    "# the move\n",  # a comment above the move
+    "if x:\n    pass\nelse:\n    device = 0",  # binds it in a block
+])
+def test_401_not_fixed_when_the_order_may_matter(between):
+    code = ("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
+            f"ddp = DDP(model, device_ids=[0])\n{between}\nmodel.to(device)\n")
+    result = fix_source(code, "t.py")
+    assert result.text == code and [f.code for f in result.remaining_findings] == ["TDV401"]
+
+
+def test_401_not_fixed_when_the_move_is_in_another_block_or_uses_the_wrapper():
+    for code in (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
+        "ddp = DDP(model, device_ids=[0])\nif ok:\n    model.to(device)\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
+        "ddp = DDP(model, device_ids=[0])\nmodel = model.to(ddp.device)\n",
+    ):
+        result = fix_source(code, "t.py")
+        assert result.text == code and [f.code for f in result.remaining_findings] == ["TDV401"]

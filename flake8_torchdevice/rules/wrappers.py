@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target)
-from .base import Rule
+from .base import Fix, Rule
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
@@ -67,6 +68,15 @@ class WrapBeforeMove(Rule):
     - Code under a CUDA guard (`if torch.cuda.device_count() > 1:`, ...; TDV101's
       page lists them all).
 
+    ## Fix
+    `flake8-torchdevice fix` moves the move up: when the wrap is a statement of its
+    own (`model = DataParallel(model)`) and a later statement of the same block is
+    the move (`model.to(device)` or `model = model.to(device)`), the move goes right
+    before the wrap, with its trailing comment. Not fixed when a statement between
+    them (or the wrap's other targets) uses a name the move uses, when the move has
+    a comment above it, or when the move is in another block: there the order may
+    matter.
+
     ## How to silence it
     - One line: `model = nn.DataParallel(model)  # noqa: TDV401`.
     - A whole project: `extend-ignore = TDV401` in the `[flake8]` section.
@@ -116,10 +126,11 @@ class WrapBeforeMove(Rule):
         key = dotted_name(module)
         if key is None or key in scope.moved:
             return
+        fix = _move_before_wrap(self.ctx.stack, key, node)
         if gpu_intended and self._built_here(key, scope):
-            self.report(node, message)
+            self.report(node, message, fix=fix)
         else:
-            scope.note("wraps waiting", list).append((key, node, message))
+            scope.note("wraps waiting", list).append((key, node, message, fix))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # `model = Net()` builds a module on the CPU; `model = build(cfg)` may have moved it.
@@ -148,7 +159,7 @@ class WrapBeforeMove(Rule):
             return
         for entry in [w for w in waiting if w[0] == target]:
             waiting.remove(entry)
-            self.report(entry[1], entry[2])
+            self.report(entry[1], entry[2], fix=entry[3])
 
     @staticmethod
     def _message(qualified: str, distributed: bool) -> str:
@@ -165,3 +176,63 @@ def _is_constructor(call: cst.Call) -> bool:
         return _is_constructor(inner)
     name = last_identifier(call.func) or ""
     return name[:1].isupper()  # Net, MLP, nn.Sequential
+
+
+# ---------------------------------------------------------------- the fix
+
+
+def _move_before_wrap(stack: Sequence[cst.CSTNode], key: str, wrap: cst.Call) -> Optional[Fix]:
+    """Move the first later `key.to(...)` / `key = key.to(...)` statement of the wrap's
+    block to just before the wrap, when the wrap is a statement of its own and no
+    statement between them (nor the wrap's other targets) uses a name the move uses."""
+    index = len(stack) - 1
+    while index > 0 and not isinstance(stack[index], cst.SimpleStatementLine):
+        index -= 1
+    statement, block = stack[index], stack[index - 1]
+    if (not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
+            or not isinstance(block, (cst.Module, cst.IndentedBlock))):
+        return None
+    wrap_statement = statement.body[0]
+    if not (isinstance(wrap_statement, (cst.Assign, cst.AnnAssign, cst.Expr)) and wrap_statement.value is wrap):
+        return None
+    following = list(block.body)
+    between: List[cst.CSTNode] = []
+    for later in following[following.index(statement) + 1:]:
+        if _is_move_statement(later, key):
+            used = _names(later)
+            if any(comment.comment is not None for comment in later.leading_lines):
+                return None  # the comment above the move would be left behind
+            wrap_targets = _names(wrap_statement) - _names(wrap) - {key.split(".")[0]}
+            if used & wrap_targets or any(used & _names(other) for other in between):
+                return None
+            return Fix().move_statement_before(later, statement)  # type: ignore[arg-type]
+        between.append(later)
+    return None
+
+
+def _is_move_statement(statement: cst.CSTNode, key: str) -> bool:
+    """`key.to(device)` or `key = key.to(device)` alone on its line."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Expr):
+        return move_target(small.value) == key
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return dotted_name(small.targets[0].target) == key and move_target(small.value) == key
+    return False
+
+
+def _names(node: cst.CSTNode) -> Set[str]:
+    """The variable names a node uses or binds (attribute names after a dot excluded)."""
+    found: Set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    node.visit(Names())
+    return found
