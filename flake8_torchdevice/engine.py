@@ -40,6 +40,10 @@ class Finding:
     message: str  # without the code
     # `flake8-torchdevice fix` can repair it (not part of a finding's identity)
     fixable: bool = field(default=False, compare=False)
+    # Where the reported code ends (1-based line, 0-based col), for editors' ranges;
+    # not part of a finding's identity either.
+    end_line: Optional[int] = field(default=None, compare=False)
+    end_col: Optional[int] = field(default=None, compare=False)
 
     @property
     def text(self) -> str:
@@ -351,12 +355,13 @@ def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     except RecursionError:
         raise SourceError("code nested too deeply to analyse") from None
-    findings: Dict[Tuple[int, int, str, str], bool] = {}
+    findings: Dict[Tuple[int, int, str, str], Finding] = {}
     for node, code, message, fix in raw:
-        start = positions[node].start
+        start, end = positions[node].start, positions[node].end
         key = (start.line, start.column, code, message)
-        findings[key] = findings.get(key, False) or is_applicable(fix, options)
-    return sorted(Finding(*key, fixable=fixable) for key, fixable in findings.items())
+        fixable = is_applicable(fix, options) or (key in findings and findings[key].fixable)
+        findings[key] = Finding(*key, fixable=fixable, end_line=end.line, end_col=end.column)
+    return sorted(findings.values())
 
 
 def is_applicable(fix: object, options: Options) -> bool:

@@ -248,7 +248,7 @@ def lint_notebook_text(text: str, path: str = "<notebook>",
         if is_suppressed(finding, lines):
             continue
         cell, line = joined.locate(finding.line)
-        results.append((cell.number, _moved(finding, line)))
+        results.append((cell.number, moved_to_line(finding, line)))
     return sorted(results)
 
 
@@ -263,9 +263,12 @@ def lint_notebook(path: str, options: Options = DEFAULT_OPTIONS) -> List[Tuple[i
     return lint_notebook_text(text, path, options)
 
 
-def _moved(finding: Finding, line: int) -> Finding:
-    """The finding at another line, every other field kept."""
-    return replace(finding, line=line)
+def moved_to_line(finding: Finding, line: int) -> Finding:
+    """The finding moved to another line (its end moved with it), every other field kept."""
+    end_line = getattr(finding, "end_line", None)
+    if end_line is None:
+        return replace(finding, line=line)
+    return replace(finding, line=line, end_line=end_line - finding.line + line)
 
 
 # ---------------------------------------------------------------- writing back
@@ -387,7 +390,7 @@ def fix_notebook_text(text: str, path: str = "<notebook>", options: Options = DE
         located = []
         for finding in findings:
             cell, line = source.locate(finding.line)
-            located.append((cell.number, _moved(finding, line)))
+            located.append((cell.number, moved_to_line(finding, line)))
         return located
 
     new_texts = cells_from_program(joined, result.text) if result.changed else {}

@@ -281,3 +281,9 @@ def test_program_edits_map_back_to_cells():
         2: "%time a = 1\nmodel = model.to(device)\n",
     }
     assert cells_from_program(joined, joined.source) == {}
+
+
+def test_end_positions_move_with_the_finding_into_the_cell():
+    data = notebook(code("x = 1"), code(["import torch\n", "y = m.cuda(\n", "    0)"]))
+    ((cell, finding),) = lint_notebook_text(as_file(data))
+    assert (cell, finding.line, finding.col, finding.end_line, finding.end_col) == (2, 2, 4, 3, 6)
