@@ -35,8 +35,11 @@ Per fixture, the harness checks:
 2. `good.py` run the same way exits 0;
 3. the linter (`lint_path`, the same code as the CLI, `# noqa` included) reports
    exactly the marked findings (code and line) on `bad.py` and nothing on `good.py`;
-4. fix: an autofix, once one exists (`flake8_torchdevice.fix.fix_source`), must turn
-   `bad.py` into a program that passes 2 and 3; until then the row says `fix: none`;
+4. fix: `fix --add-device` (`flake8_torchdevice.fix.fix_source`) applied to a copy of
+   `bad.py` must give a program that runs as `good.py` does and lints clean (`fix:
+   none` when nothing in it is fixable; `unproven` when, CPU-only, the fixed program of
+   a bug that fails on GPUs too meets the same error for a reason of its own: DDP's
+   `device_ids` with a CPU module. With an accelerator it must then pass there);
 5. gpu: with an accelerator present, `good.py` also runs on it and exits 0, and for
    rules whose bug fails on a real accelerator too (`fails_on_gpu`), `bad.py` must
    fail there with the same kind of error; otherwise `gpu: skipped`.
@@ -463,11 +466,11 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
                                    f"{result.bad.error}")
         if result.good.status != "passed":
             result.problems.append(f"good.py {result.good.status}: {result.good.error}")
-        fixer = _autofixer()
-        if fixer is not None:
-            result.fix = _check_fix(fixer, bad, work, timeout, stand_in, result.problems)
         if gpu is None:
             gpu = accelerator_available()
+        fixer = _autofixer()
+        if fixer is not None:
+            result.fix = _check_fix(fixer, rule, bad, work, timeout, stand_in, result.problems, gpu)
         if gpu:
             result.gpu = _check_gpu(rule, work, timeout, result.problems, result.gpu_only is not None)
         elif result.gpu_only is not None:
@@ -475,24 +478,39 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
     return _finish(result)
 
 
-def _check_fix(fixer, bad: str, work: str, timeout: float, device: Optional[str],
-               problems: List[str]) -> str:
+def _check_fix(fixer, rule: RuleRun, bad: str, work: str, timeout: float, device: Optional[str],
+               problems: List[str], gpu: bool) -> str:
+    """`fix --add-device` applied to a copy of bad.py, run exactly as good.py is run:
+    it must pass and lint clean. "none" when nothing in bad.py is fixable."""
     with open(bad, encoding="utf-8") as handle:
         source = handle.read()
-    fixed = fixer(source, bad).text
+    fixed = fixer(source, bad, add_device=True).text
     if fixed == source:
         return "none"
     path = os.path.join(work, "fixed.py")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(fixed)
     before = len(problems)
-    run = run_program("fixed.py", work, timeout, device)
-    if run.status != "passed":
-        problems.append(f"fixed bad.py {run.status}: {run.error}")
     left = lint_findings(path)
     if left:
         problems.append(f"fixed bad.py: linter still reports {_describe(left)}")
-    return "ok" if len(problems) == before else "failed"
+    run = run_program("fixed.py", work, timeout, device)
+    if run.status == "passed":
+        return "ok" if len(problems) == before else "failed"
+    if rule.fails_on_gpu and matches(run, rule) and not left:
+        # A bug that fails on GPUs too, whose fixed program meets the same error CPU-only
+        # for a reason of its own (DistributedDataParallel takes device_ids only for GPU
+        # modules, and the fixed program moves the module to the CPU there): only an
+        # accelerator can prove this fix.
+        if not gpu:
+            return "unproven CPU-only (needs an accelerator)"
+        on_gpu = run_program("fixed.py", work, timeout, hide_cuda=False)
+        if on_gpu.status == "passed":
+            return "ok on the accelerator"
+        problems.append(f"fixed bad.py on the accelerator {on_gpu.status}: {on_gpu.error}")
+        return "failed"
+    problems.append(f"fixed bad.py {run.status}: {run.error}")
+    return "failed"
 
 
 def _check_gpu(rule: RuleRun, work: str, timeout: float, problems: List[str], gpu_only: bool) -> str:
@@ -592,15 +610,15 @@ def readme_section(data: Dict[str, Any]) -> str:
         "and the linter reports exactly the marked lines. Bugs that need a second device use "
         "`meta` as the stand-in accelerator.",
         "",
-        "| Rule | The PyTorch error it prevents | Raised in this run | Fixtures passed |",
-        "|---|---|---|---|",
+        "| Rule | The PyTorch error it prevents | Raised in this run | Fixtures passed | Fixed automatically |",
+        "|---|---|---|---|---|",
     ]
     by_rule = Counter(f["rule"] for f in data["fixtures"] if f["passed"])
     for code, info in data["rules"].items():
         name = f" `{info['name']}`" if info["name"] else ""
         raised = "<br>".join(seen.get(code, [])) or "none"
         lines.append(f"| {code}{name} | {_cell(info['prevents'])} | {raised} | "
-                     f"{by_rule.get(code, 0)} of {info['fixtures']} |")
+                     f"{by_rule.get(code, 0)} of {info['fixtures']} | {_fixed_cell(data, code)} |")
     gpu_only = [f for f in data["fixtures"] if f.get("gpu_only")]
     if data["no_cpu_failure"] or gpu_only:
         lines += ["", "Bugs with no CPU-only failure to show:", ""]
@@ -609,6 +627,17 @@ def readme_section(data: Dict[str, Any]) -> str:
                   f"accelerator when one is present (this run: {f['gpu'].split(' (')[0]})." for f in gpu_only]
     lines += ["", f"Result: {data['passed']} passed, {data['failed']} failed."]
     return "\n".join(lines)
+
+
+def _fixed_cell(data: Dict[str, Any], code: str) -> str:
+    """How many of a rule's fixtures `fix` repaired, proven by running the fixed bad.py."""
+    fixes = [f["fix"] for f in data["fixtures"] if f["rule"] == code]
+    proven = sum(1 for fix in fixes if fix.startswith("ok"))
+    unproven = sum(1 for fix in fixes if fix.startswith("unproven"))
+    if not proven and not unproven:
+        return "no"
+    text = f"{proven} of {len(fixes)}"
+    return text + (f" ({unproven} more need an accelerator to prove)" if unproven else "")
 
 
 def first_sentence(text: str) -> str:

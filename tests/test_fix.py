@@ -416,3 +416,36 @@ def test_401_not_fixed_when_the_move_is_in_another_block_or_uses_the_wrapper():
     ):
         result = fix_source(code, "t.py")
         assert result.text == code and [f.code for f in result.remaining_findings] == ["TDV401"]
+
+
+def test_401_a_move_of_the_wrapper_becomes_a_move_of_the_module():
+    assert fixed("""\
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = Net()
+        ddp = DDP(model, device_ids=[rank])
+        ddp = ddp.float().to(device)  # to the GPU
+        """) == same("""\
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = Net()
+        model = model.float().to(device)  # to the GPU
+        ddp = DDP(model, device_ids=[rank])
+        """)
+
+
+def test_401_module_built_in_place_gets_the_move_inside():
+    assert fixed("""\
+        from torch.nn.parallel import DistributedDataParallel
+
+        class Trainer:
+            def __init__(self, rank, device):
+                self.model = DistributedDataParallel(Encoder(), device_ids=[rank],
+                                                     output_device=rank)
+                self.model.to(device)
+        """) == same("""\
+        from torch.nn.parallel import DistributedDataParallel
+
+        class Trainer:
+            def __init__(self, rank, device):
+                self.model = DistributedDataParallel(Encoder().to(device), device_ids=[rank],
+                                                     output_device=rank)
+        """)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -288,20 +289,46 @@ def test_accelerator_step_catches_a_failure_only_the_stand_in_shows():
 
 
 def test_an_autofix_is_run_and_checked(monkeypatch):
-    def fix_source(source, filename):
+    def fix_source(source, filename, add_device=False):
         source = source.replace(".cuda(non_blocking=True)", ".to(device, non_blocking=True)")
-        return re.sub(r"\.cuda\(\)  # expect: TDV101", ".to(device)", source)
+        return SimpleNamespace(text=re.sub(r"\.cuda\(\)  # expect: TDV101", ".to(device)", source))
 
     monkeypatch.setattr(harness, "_autofixer", lambda: fix_source)
     result = harness.run_fixture(fixture("TDV101_tensor_cuda"), gpu=False)
     assert (result.passed, result.fix) == (True, "ok"), result.problems
 
-    monkeypatch.setattr(harness, "_autofixer", lambda: lambda source, filename: source.replace(
-        ".cuda()  # expect", ".cuda(0)  # expect"))
+    monkeypatch.setattr(harness, "_autofixer", lambda: lambda source, filename, add_device=False: SimpleNamespace(
+        text=source.replace(".cuda()  # expect", ".cuda(0)  # expect")))
     result = harness.run_fixture(fixture("TDV101_tensor_cuda"), gpu=False)
     assert result.fix == "failed"
-    assert result.problems[0].startswith("fixed bad.py failed: RuntimeError: Cannot access accelerator device")
-    assert result.problems[1] == "fixed bad.py: linter still reports TDV101@28, TDV101@29"
+    assert result.problems[0] == "fixed bad.py: linter still reports TDV101@28, TDV101@29"
+    assert result.problems[1].startswith("fixed bad.py failed: RuntimeError: Cannot access accelerator device")
+
+
+def test_the_real_fix_is_proven_by_running_it():
+    result = harness.run_fixture(fixture("TDV301_resume_training"), gpu=False)
+    assert (result.passed, result.fix) == (True, "ok"), result.problems
+
+
+def test_a_fix_only_an_accelerator_can_prove_is_marked_so():
+    # DDP with device_ids: the fixed program moves the module first, which is right on
+    # a GPU node; CPU-only it meets DDP's refusal of device_ids for a CPU module.
+    result = harness.run_fixture(fixture("TDV401_ddp_device_ids"), gpu=False)
+    assert (result.passed, result.fix) == (True, "unproven CPU-only (needs an accelerator)"), result.problems
+
+
+def test_readme_table_has_the_fixed_automatically_column():
+    def entry(rule, fix):
+        return {"rule": rule, "fix": fix, "passed": True, "bad": None, "gpu_only": None, "gpu": "skipped"}
+
+    data = {"accelerator": False, "torch": "2.x", "passed": 4, "failed": 0, "no_cpu_failure": {},
+            "rules": {code: {"name": "", "prevents": "x", "fixtures": 2} for code in ("TDV101", "TDV301", "TDV401")},
+            "fixtures": [entry("TDV101", "none"), entry("TDV101", "none"), entry("TDV301", "ok"),
+                         entry("TDV301", "ok"), entry("TDV401", "ok"),
+                         entry("TDV401", "unproven CPU-only (needs an accelerator)")]}
+    rows = [line for line in harness.readme_section(data).splitlines() if line.startswith("| TDV")]
+    assert [row.rsplit("|", 2)[1].strip() for row in rows] == [
+        "no", "2 of 2", "1 of 2 (1 more need an accelerator to prove)"]
 
 
 # ---------------------------------------------------------------- claims of NO_CPU_FAILURE

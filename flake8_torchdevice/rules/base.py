@@ -62,12 +62,13 @@ class Fix:
             value=expression(value), keyword=cst.Name(name),
             equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))))
 
-    def move_statement_before(self, statement: cst.SimpleStatementLine,
-                              anchor: cst.BaseStatement) -> "Fix":
-        """Take `statement` (with its trailing comment) out of its place and put it
-        right before `anchor` in the same block; the blank lines and comments above
-        `anchor` stay above the pair. Requires `statement` to have no comment above it."""
-        moved = statement.with_changes(leading_lines=anchor.leading_lines)
+    def move_statement_before(self, statement: cst.SimpleStatementLine, anchor: cst.BaseStatement,
+                              moved: Optional[cst.SimpleStatementLine] = None) -> "Fix":
+        """Take `statement` (with its trailing comment) out of its place and put it, or
+        `moved` (a rewrite of it), right before `anchor` in the same block; the blank
+        lines and comments above `anchor` stay above the pair. Check first that no
+        comment sits above `statement`: it would be left behind."""
+        moved = (moved or statement).with_changes(leading_lines=anchor.leading_lines)
         anchored = anchor.with_changes(leading_lines=())
         return (self.replace(anchor, cst.FlattenSentinel([moved, anchored]))
                 .replace(statement, cst.RemoveFromParent()))

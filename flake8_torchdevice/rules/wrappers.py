@@ -69,12 +69,14 @@ class WrapBeforeMove(Rule):
       page lists them all).
 
     ## Fix
-    `flake8-torchdevice fix` moves the move up: when the wrap is a statement of its
-    own (`model = DataParallel(model)`) and a later statement of the same block is
-    the move (`model.to(device)` or `model = model.to(device)`), the move goes right
-    before the wrap, with its trailing comment. Not fixed when a statement between
-    them (or the wrap's other targets) uses a name the move uses, when the move has
-    a comment above it, or when the move is in another block: there the order may
+    `flake8-torchdevice fix` moves the move before the wrap: when the wrap is a
+    statement of its own (`model = DataParallel(model)`, `ddp = DDP(model, ...)`) and a
+    later statement of the same block moves the module or the wrapper
+    (`model.to(device)`, `ddp = ddp.to(device)`), that statement becomes a move of the
+    module right before the wrap (`model.to(device)`), with its trailing comment; a
+    module built in place gets the move inside (`DDP(Net().to(device), ...)`). Not
+    fixed when a statement between them uses a name the move uses, when the move
+    has a comment above it, or when it is in another block: there the order may
     matter.
 
     ## How to silence it
@@ -121,12 +123,12 @@ class WrapBeforeMove(Rule):
         scope = self.ctx.function_scope()
         if isinstance(module, cst.Call):
             if _is_constructor(module) and gpu_intended:  # built in place, `DDP(Net())`: on the CPU
-                self.report(node, message)
+                self.report(node, message, fix=_move_before_wrap(self.ctx.stack, None, node, module))
             return
         key = dotted_name(module)
         if key is None or key in scope.moved:
             return
-        fix = _move_before_wrap(self.ctx.stack, key, node)
+        fix = _move_before_wrap(self.ctx.stack, key, node, module)
         if gpu_intended and self._built_here(key, scope):
             self.report(node, message, fix=fix)
         else:
@@ -180,11 +182,16 @@ def _is_constructor(call: cst.Call) -> bool:
 
 # ---------------------------------------------------------------- the fix
 
+_CASTS = ("to", "cuda", "float", "half", "double", "train", "eval")
 
-def _move_before_wrap(stack: Sequence[cst.CSTNode], key: str, wrap: cst.Call) -> Optional[Fix]:
-    """Move the first later `key.to(...)` / `key = key.to(...)` statement of the wrap's
-    block to just before the wrap, when the wrap is a statement of its own and no
-    statement between them (nor the wrap's other targets) uses a name the move uses."""
+
+def _move_before_wrap(stack: Sequence[cst.CSTNode], key: Optional[str], wrap: cst.Call,
+                      module: cst.BaseExpression) -> Optional[Fix]:
+    """The fix: the first later statement of the wrap's block that moves the module
+    (`model.to(device)`) or the wrapper (`ddp.to(device)`, which moves the module
+    inside) goes before the wrap, as a move of the module (`model.to(device)`; for a
+    module built in place, `DDP(Net().to(device))`). Only when the wrap is a statement
+    of its own and no statement between them uses a name the move uses."""
     index = len(stack) - 1
     while index > 0 and not isinstance(stack[index], cst.SimpleStatementLine):
         index -= 1
@@ -192,34 +199,75 @@ def _move_before_wrap(stack: Sequence[cst.CSTNode], key: str, wrap: cst.Call) ->
     if (not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
             or not isinstance(block, (cst.Module, cst.IndentedBlock))):
         return None
-    wrap_statement = statement.body[0]
-    if not (isinstance(wrap_statement, (cst.Assign, cst.AnnAssign, cst.Expr)) and wrap_statement.value is wrap):
+    small = statement.body[0]
+    if not (isinstance(small, (cst.Assign, cst.AnnAssign, cst.Expr)) and small.value is wrap):
         return None
+    targets = {dotted_name(t.target) for t in small.targets} if isinstance(small, cst.Assign) else (
+        {dotted_name(small.target)} if isinstance(small, cst.AnnAssign) else set())
+    wrappers = {t for t in targets if t is not None and t != key}
     following = list(block.body)
     between: List[cst.CSTNode] = []
     for later in following[following.index(statement) + 1:]:
-        if _is_move_statement(later, key):
-            used = _names(later)
-            if any(comment.comment is not None for comment in later.leading_lines):
-                return None  # the comment above the move would be left behind
-            wrap_targets = _names(wrap_statement) - _names(wrap) - {key.split(".")[0]}
-            if used & wrap_targets or any(used & _names(other) for other in between):
-                return None
-            return Fix().move_statement_before(later, statement)  # type: ignore[arg-type]
-        between.append(later)
+        move = _move_statement(later, wrappers | ({key} if key else set()))
+        if move is None:
+            between.append(later)
+            continue
+        call, target = move
+        used = _names(later)
+        if (any(line.comment is not None for line in later.leading_lines)  # would be left behind
+                or any(used & _names(other) for other in between)
+                or any(_names(arg) & wrappers for arg in call.args)):
+            return None
+        if key is not None:
+            return Fix().move_statement_before(later, statement,  # type: ignore[arg-type]
+                                               moved=_retarget(later, target, key))
+        if later.trailing_whitespace.comment is not None or method_call(call, "to", "cuda") is None:
+            return None
+        # built in place: `DDP(Net(), ...)` + `ddp.to(d)` -> `DDP(Net().to(d), ...)`
+        return Fix().replace(module, call.with_changes(func=call.func.with_changes(value=module))).replace(
+            later, cst.RemoveFromParent())
     return None
 
 
-def _is_move_statement(statement: cst.CSTNode, key: str) -> bool:
-    """`key.to(device)` or `key = key.to(device)` alone on its line."""
+def _move_statement(statement: cst.CSTNode, names: Set[str]):
+    """For `x.to(d)` or `x = x.to(d)` alone on its line, with `x` in `names`: (the call, x)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
+        return None
     small = statement.body[0]
-    if isinstance(small, cst.Expr):
-        return move_target(small.value) == key
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        return dotted_name(small.targets[0].target) == key and move_target(small.value) == key
-    return False
+        if dotted_name(small.targets[0].target) not in names:
+            return None
+        call = small.value
+    elif isinstance(small, cst.Expr):
+        call = small.value
+    else:
+        return None
+    target = move_target(call)
+    if target not in names or (isinstance(small, cst.Assign) and dotted_name(small.targets[0].target) != target):
+        return None
+    return call, target
+
+
+def _retarget(statement: cst.SimpleStatementLine, old: str, new: str) -> cst.SimpleStatementLine:
+    """The move statement moving `new` instead of `old` (`ddp.to(d)` -> `model.to(d)`)."""
+    if old == new:
+        return statement
+    replacement = cst.parse_expression(new)
+
+    def receiver_replaced(call: cst.BaseExpression) -> cst.BaseExpression:
+        receiver = method_call(call, *_CASTS)
+        if receiver is None:
+            return call
+        inner = replacement if dotted_name(receiver) == old else receiver_replaced(receiver)
+        return call.with_changes(func=call.func.with_changes(value=inner))  # type: ignore[attr-defined]
+
+    small = statement.body[0]
+    if isinstance(small, cst.Assign):
+        small = small.with_changes(targets=[small.targets[0].with_changes(target=replacement)],
+                                   value=receiver_replaced(small.value))
+    else:
+        small = small.with_changes(value=receiver_replaced(small.value))  # type: ignore[attr-defined]
+    return statement.with_changes(body=[small])
 
 
 def _names(node: cst.CSTNode) -> Set[str]:
