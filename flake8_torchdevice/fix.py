@@ -76,8 +76,9 @@ class FixResult:
 
 
 def fix_source(source: str, filename: str = "<unknown>", options: Options = DEFAULT_OPTIONS,
-               add_device: bool = False) -> FixResult:
-    """The source with every applicable fix applied, repeated to a fixed point.
+               add_device: bool = False, only: Optional[Finding] = None) -> FixResult:
+    """The source with every applicable fix applied, repeated to a fixed point; with
+    `only`, that finding's fix alone (an editor's quick fix).
 
     Raises SourceError when the source cannot be analysed, FixError when the fixes
     would not parse (then nothing is applied)."""
@@ -88,10 +89,10 @@ def fix_source(source: str, filename: str = "<unknown>", options: Options = DEFA
     text = original.replace("\r\n", "\n").replace("\r", "\n") if "\r" in original else original
     findings = _lint(text, filename, options)
     fixed: List[Finding] = []
-    for _ in range(MAX_ROUNDS):
+    for _ in range(1 if only is not None else MAX_ROUNDS):
         if not any(f.fixable for f in findings):
             break
-        text, applied = _fix_round(text, filename, options)
+        text, applied = _fix_round(text, filename, options, only)
         if not applied:
             break
         fixed += applied
@@ -111,7 +112,8 @@ def _lint(text: str, filename: str, options: Options) -> List[Finding]:
 Span = Tuple[Tuple[int, int], Tuple[int, int]]
 
 
-def _fix_round(text: str, filename: str, options: Options) -> Tuple[str, List[Finding]]:
+def _fix_round(text: str, filename: str, options: Options,
+               only: Optional[Finding] = None) -> Tuple[str, List[Finding]]:
     """One pass: the fixes that do not overlap, applied together."""
     from .cli import is_suppressed
 
@@ -137,7 +139,8 @@ def _fix_round(text: str, filename: str, options: Options) -> Tuple[str, List[Fi
     for node, code, message, fix in sorted(raw, key=lambda entry: span(entry[0])):
         start = positions[node].start
         finding = Finding(start.line, start.column, code, message, fixable=True)
-        if finding in applied or is_suppressed(finding, lines) or not fix.replacements:
+        if finding in applied or (only is not None and finding != only) or is_suppressed(finding, lines) \
+                or not fix.replacements:
             continue
         spans = [span(old) for old, _ in fix.replacements]
         if any(a[0] < b[1] and b[0] < a[1] for a in spans for b in taken):
