@@ -176,6 +176,16 @@ def command_explain(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def command_lsp(args: argparse.Namespace) -> int:
+    try:
+        from .lsp import main as serve  # pygls only for this command
+    except ImportError as error:
+        print(f"the language server needs pygls: pip install 'flake8-torchdevice[lsp]' ({error})",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return serve()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flake8-torchdevice", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -193,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
     explain.set_defaults(handler=command_explain)
+    commands.add_parser("lsp", help="run the language server on stdin/stdout (the lsp extra)").set_defaults(
+        handler=command_lsp)
     return parser
 
 
