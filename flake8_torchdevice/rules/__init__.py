@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Type
 
 from .base import Rule
-from .cuda import CudaCall, CudaLiteral
+from .cuda import CudaCall, CudaLiteral, CudaOnlyApi, UncalledDeviceMethod
 from .serialization import LoadWithoutMapLocation
 from .tensors import DiscardedTo, FactoryWithoutDevice, UnregisteredTensorAttribute
 from .wrappers import WrapBeforeMove
@@ -13,6 +13,8 @@ from .wrappers import WrapBeforeMove
 ALL_RULES: List[Type[Rule]] = [
     CudaCall,
     CudaLiteral,
+    CudaOnlyApi,
+    UncalledDeviceMethod,
     FactoryWithoutDevice,
     UnregisteredTensorAttribute,
     DiscardedTo,

@@ -7,12 +7,42 @@ never reported by this family.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
-                        method_call)
+                        method_call, string_value)
 from .base import Rule
+
+# `torch.cuda.<name>` functions and classes that raise on a build without CUDA (each one
+# is shown to raise on CPU-only torch by tests/test_cuda_only_apis.py, with its error).
+CUDA_ONLY_APIS = frozenset({
+    "synchronize", "set_device", "current_device", "get_device_name", "get_device_properties",
+    "mem_get_info", "reset_peak_memory_stats", "Stream", "Event",
+    "get_device_capability", "current_stream", "default_stream", "init", "ipc_collect",
+    "get_rng_state", "initial_seed", "reset_max_memory_allocated", "device", "CUDAGraph",
+})
+# `torch.cuda.<name>` that run without CUDA (no-ops, zeros, False): never reported.
+SAFE_CUDA_APIS = frozenset({
+    "manual_seed", "manual_seed_all", "seed", "empty_cache", "device_count", "memory_allocated",
+    "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats", "is_available",
+    "is_initialized", "is_bf16_supported", "get_arch_list", "get_rng_state_all", "set_rng_state", "stream",
+})
+# The legacy typed constructors `torch.cuda.<name>`, each with its dtype.
+LEGACY_CUDA_TYPES = {
+    "BFloat16Tensor": "torch.bfloat16", "BoolTensor": "torch.bool", "ByteTensor": "torch.uint8",
+    "CharTensor": "torch.int8", "DoubleTensor": "torch.float64", "FloatTensor": "torch.float32",
+    "HalfTensor": "torch.float16", "IntTensor": "torch.int32", "LongTensor": "torch.int64",
+    "ShortTensor": "torch.int16",
+}
+# Tensor factories that take `pin_memory=` (which raises without an accelerator when True).
+PIN_MEMORY_FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+    "logspace", "eye", "tensor", "empty_strided", "zeros_like", "ones_like", "empty_like", "full_like",
+    "rand_like", "randn_like",
+})
+PIN_MEMORY_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
 
 # Functions that test or skip by device rather than put anything on it.
@@ -241,4 +271,324 @@ class CudaLiteral(Rule):
             self.report(default)
 
 
-__all__ = ["CudaCall", "CudaLiteral", "dotted_name"]
+
+def _as_value(node: cst.CSTNode, parents) -> Optional[cst.CSTNode]:
+    """The assignment whose value `node` is, directly or as an arm of `a if c else b`."""
+    child = node
+    for parent in parents:
+        if isinstance(parent, cst.IfExp) and child is not parent.test:
+            child = parent
+            continue
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is child:
+            return parent
+        return None
+    return None
+
+
+class CudaOnlyApi(Rule):
+    """A `torch.cuda` API that raises on a machine without CUDA, outside a CUDA guard.
+
+    ## What it does
+    Reports, outside a CUDA guard (however `torch.cuda` was imported):
+    - calls of `torch.cuda` functions and classes that need a CUDA device:
+      `synchronize`, `set_device`, `current_device`, `get_device_name`,
+      `get_device_properties`, `get_device_capability`, `mem_get_info`,
+      `reset_peak_memory_stats`, `reset_max_memory_allocated`, `Stream`, `Event`,
+      `CUDAGraph`, `current_stream`, `default_stream`, `device` (`with
+      torch.cuda.device(0):`), `init`, `ipc_collect`, `get_rng_state`, `initial_seed`;
+    - the legacy typed constructors `torch.cuda.FloatTensor(...)`,
+      `torch.cuda.LongTensor(...)`, ... (all ten), `x.type(torch.cuda.FloatTensor)`
+      (also with the type's name as a string) and
+      `torch.set_default_tensor_type(torch.cuda.FloatTensor)`;
+    - a legacy CUDA type bound to a name, directly or as an arm of a conditional
+      expression whose test is no guard
+      (`Tensor = torch.cuda.FloatTensor if torch.cuda.is_available else torch.FloatTensor`:
+      without the call the test is always true, so the type is always CUDA's);
+    - `pin_memory=True` in a tensor factory (`torch.zeros`, `torch.empty`, `torch.tensor`,
+      the `*_like` factories, `x.new_zeros(...)`, ...).
+
+    ## Why is this bad
+    Each of these raises on a build of PyTorch without CUDA (measured on CPU-only
+    torch 2.13): `torch.cuda.synchronize()` and `get_device_name()` raise
+    `AssertionError: Torch not compiled with CUDA enabled`, `torch.cuda.set_device(0)`
+    raises `AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'`,
+    `torch.cuda.Event()` raises `RuntimeError: Tried to instantiate dummy base class
+    Event`, `torch.cuda.FloatTensor(2)` raises `TypeError: type torch.cuda.FloatTensor
+    not available. Torch not compiled with CUDA enabled.`, and
+    `torch.zeros(2, pin_memory=True)` raises `RuntimeError: pin_memory=True requires a
+    CUDA or other accelerator backend; no pinned memory allocator is available on this
+    system.` With a CUDA build on a machine without a GPU they raise `RuntimeError: No
+    CUDA GPUs are available` or `Found no NVIDIA driver`.
+
+    ## Example
+    ```python
+    Tensor = torch.cuda.FloatTensor
+    noise = Tensor(batch, dim).normal_()
+    torch.cuda.synchronize()
+    batch = torch.empty(n, 3, 224, 224, pin_memory=True)
+    ```
+
+    ## Use instead
+    ```python
+    noise = torch.randn(batch, dim, device=device)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    batch = torch.empty(n, 3, 224, 224, pin_memory=torch.cuda.is_available())
+    ```
+
+    ## When it is not reported
+    - `torch.cuda` APIs that run without CUDA: `manual_seed`, `manual_seed_all`, `seed`,
+      `empty_cache`, `device_count`, `memory_allocated`, `max_memory_allocated`,
+      `memory_reserved`, `max_memory_reserved`, `memory_stats`, `is_available`,
+      `is_initialized`, `is_bf16_supported`, `get_arch_list`, `get_rng_state_all`,
+      `set_rng_state` and `with torch.cuda.stream(...)`.
+    - A legacy type only named, not used to make a tensor: `isinstance(x,
+      torch.cuda.FloatTensor)`, `x.type() == "torch.cuda.FloatTensor"`.
+    - `pin_memory=True` given to a `DataLoader` (it warns and does not pin without an
+      accelerator), `pin_memory=False`, and `pin_memory=<expression>`.
+    - Code under a CUDA guard (`if torch.cuda.is_available():`, `if device.type ==
+      "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all).
+
+    ## How to silence it
+    - One line: `torch.cuda.synchronize()  # noqa: TDV103`.
+    - A whole project: `extend-ignore = TDV103` in the `[flake8]` section.
+    - Your own guards: `torchdevice-guard-names = HAS_ACCEL` (or `--guard-names`).
+    """
+
+    code = "TDV103"
+    name = "cuda-only-api"
+    message = "this torch.cuda API raises without CUDA; call it only under a CUDA guard (if torch.cuda.is_available():)"
+    triggers = (r"\b(synchronize|set_device|current_device|get_device_name|get_device_properties|"
+                r"get_device_capability|mem_get_info|reset_peak_memory_stats|reset_max_memory_allocated|"
+                r"current_stream|default_stream|ipc_collect|get_rng_state|initial_seed|CUDAGraph|"
+                r"set_default_tensor_type)\b|\b(Stream|Event|init)\s*\(|cuda\.device\b|"
+                r"\b(BFloat16|Bool|Byte|Char|Double|Float|Half|Int|Long|Short)Tensor\b|pin_memory\s*=\s*True")
+
+    VALID = [
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
+        "import torch\ntorch.cuda.manual_seed_all(0)\ntorch.cuda.empty_cache()\n",
+        "import torch\nx = torch.zeros(2, pin_memory=torch.cuda.is_available())\n",
+        "import torch\nTensor = torch.cuda.FloatTensor if use_cuda else torch.FloatTensor\n",
+    ]
+    INVALID = [
+        "import torch\ntorch.cuda.synchronize()  # expect: TDV103\n",
+        "import torch\nx = torch.cuda.FloatTensor(2, 3)  # expect: TDV103\n",
+        "import torch\nbatch = torch.empty(8, 3, pin_memory=True)  # expect: TDV103\n",
+    ]
+
+    def _legacy_type(self, node: cst.CSTNode) -> Optional[str]:
+        """`FloatTensor` for `torch.cuda.FloatTensor` (however imported) or its name as a string."""
+        qualified = self.ctx.resolve(node) or string_value(node) or ""
+        prefix, _, name = qualified.rpartition(".")
+        return name if prefix == "torch.cuda" and name in LEGACY_CUDA_TYPES else None
+
+    def _sets_tensor_type(self, call: cst.Call) -> bool:
+        """`x.type(T)` or `torch.set_default_tensor_type(T)`: T becomes a tensor's type."""
+        if self.ctx.resolve(call.func) == "torch.set_default_tensor_type":
+            return True
+        return method_call(call, "type") is not None and self.ctx.resolve(call.func) is None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.guarded:
+            return
+        qualified = self.ctx.resolve(node.func) or ""
+        prefix, _, name = qualified.rpartition(".")
+        if prefix == "torch.cuda" and name in CUDA_ONLY_APIS:
+            self.report(node, f"torch.cuda.{name}() raises without CUDA; call it only under a CUDA guard "
+                              f'(if torch.cuda.is_available(): / if device.type == "cuda":)')
+            return
+        if self._sets_tensor_type(node):
+            argument = first_argument(node, "dtype" if method_call(node, "type") is not None else "t")
+            if argument is not None and isinstance(argument, (cst.SimpleString, cst.ConcatenatedString)):
+                self._report_type_use(argument, node)  # the type by name: `.type("torch.cuda.FloatTensor")`
+        pin = keyword(node, "pin_memory")
+        if pin is not None and isinstance(pin.value, cst.Name) and pin.value.value == "True":
+            factory = (prefix == "torch" and name in PIN_MEMORY_FACTORIES) or (
+                method_call(node, *PIN_MEMORY_METHODS) is not None and not qualified)
+            if factory:
+                self.report(pin, "pin_memory=True raises without CUDA or another accelerator; "
+                                 "use pin_memory=torch.cuda.is_available()")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._check_type_reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.ctx.parent()
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return  # the `FloatTensor` of `torch.cuda.FloatTensor`: its Attribute is checked
+        self._check_type_reference(node)
+
+    def _check_type_reference(self, node: cst.BaseExpression) -> None:
+        if self.ctx.guarded or self._legacy_type(node) is None:
+            return
+        parent = self.ctx.parent()
+        if isinstance(parent, cst.Call) and parent.func is node:
+            name = self._legacy_type(node)
+            self.report(node, f"torch.cuda.{name} only exists with CUDA; use "
+                              f"torch.tensor(data, dtype={LEGACY_CUDA_TYPES[name]}, device=device) "
+                              f"(or torch.empty(size, ...)) with a device chosen at run time")
+        elif isinstance(parent, cst.Arg) and isinstance(self.ctx.parent(2), cst.Call):
+            call = self.ctx.parent(2)
+            if self._sets_tensor_type(call) and parent.value is node:
+                self._report_type_use(node, call)
+        elif _as_value(node, reversed(self.ctx.stack[:-1])) is not None:
+            name = self._legacy_type(node)
+            self.report(node, f"torch.cuda.{name} chosen without a CUDA guard fails when used; "
+                              f"pick the dtype and a run-time device: torch.tensor(data, "
+                              f"dtype={LEGACY_CUDA_TYPES[name]}, device=device)")
+
+    def _report_type_use(self, argument: cst.BaseExpression, call: cst.Call) -> None:
+        name = self._legacy_type(argument)
+        if name is None:
+            return
+        dtype = LEGACY_CUDA_TYPES[name]
+        if method_call(call, "type") is not None:
+            self.report(argument, f".type(torch.cuda.{name}) needs CUDA; use .to(device, {dtype}) "
+                                  f"with a device chosen at run time")
+        else:
+            self.report(argument, f"torch.set_default_tensor_type(torch.cuda.{name}) needs CUDA; use "
+                                  f"torch.set_default_dtype({dtype}) and torch.set_default_device(device)")
+
+
+# Functions that say whether a device is there: a reference without a call is always true.
+DEVICE_QUERIES = frozenset({
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
+    "torch.cuda.is_bf16_supported", "torch.backends.cudnn.is_available", "torch.backends.mps.is_available",
+    "torch.backends.mps.is_built", "torch.backends.cuda.is_built", "torch.mps.is_available",
+    "torch.xpu.is_available", "torch.xpu.device_count", "torch.accelerator.is_available",
+    "torch.accelerator.device_count",
+})
+# Device methods whose reference, where a statement or return uses it, was meant as a call.
+DEVICE_METHODS = ("cuda", "cpu", "to")
+# Objects that hold options: `args.cuda`, `opt.cpu` are flags, not methods.
+_OPTIONS_HOLDER_RE = re.compile(r"^_*(args|arguments|opts?|options|cfg|config|conf|hparams|hps|flags|"
+                                r"settings|params|kwargs)$|_(args|opts?|cfg|config)$", re.I)
+
+
+class UncalledDeviceMethod(Rule):
+    """A device method or device query used without calling it.
+
+    ## What it does
+    Reports a reference to a device function where a call was obviously meant:
+    - `torch.cuda.is_available`, `torch.cuda.device_count`,
+      `torch.backends.mps.is_available`, ... without `()` used as a test (`if`, `while`,
+      `assert`, `x if ... else y`, `and`/`or`/`not`), compared (`torch.cuda.device_count > 1`)
+      or returned;
+    - `x.cuda`, `x.cpu`, `x.to` without `()` as a statement of its own (`model.cuda`),
+      assigned back to itself (`x = x.to`, `self.net = self.net.cuda`) or to a name from a
+      call (`net = Net().cuda`), and `x.cuda` / `x.cpu` returned (`return net.cuda`).
+
+    ## Why is this bad
+    A function object is always true: `if torch.cuda.is_available:` takes the CUDA
+    branch on every machine, so on one without CUDA the code under it fails there
+    with `AssertionError: Torch not compiled with CUDA enabled`, and
+    `torch.cuda.device_count > 1` raises `TypeError: '>' not supported between
+    instances of 'function' and 'int'`. `return net.cuda` returns the bound method
+    instead of the moved model, which fails later and far away (`AttributeError:
+    'function' object has no attribute 'parameters'`); `model.cuda` alone does nothing.
+    The code under such a test is no guarded code: the other rules report it.
+
+    ## Example
+    ```python
+    if torch.cuda.is_available:
+        model = model.cuda
+    ```
+
+    ## Use instead
+    ```python
+    if torch.cuda.is_available():
+        model = model.cuda()
+    ```
+
+    ## When it is not reported
+    - A method handed over to be called later: `map(torch.Tensor.cuda, xs)`,
+      `model.apply(fn=x.cuda)`, `original = torch.cuda.is_available` (saving it before a
+      patch), `torch.cuda.is_available = lambda: False`.
+    - Flags that happen to be named like a method: `args.cuda`, `opt.cpu`, `cfg.to`
+      (on objects named `args`, `opt`, `cfg`, `config`, `hparams`, ...), `return msg.to`.
+    - Functions of imported modules (`torch.cuda`, `numba.cuda`).
+
+    ## How to silence it
+    - One line: `if torch.cuda.is_available:  # noqa: TDV104`.
+    - A whole project: `extend-ignore = TDV104` in the `[flake8]` section.
+    """
+
+    code = "TDV104"
+    name = "uncalled-device-method"
+    message = "a device method used without calling it; add the call: torch.cuda.is_available(), x.cuda(), x.to(device)"
+    triggers = r"\b(is_available|device_count|is_built|is_initialized|is_bf16_supported)\b(?!\s*\()|\.(cuda|cpu|to)\b(?!\s*\()"
+
+    VALID = [
+        "import torch\nif torch.cuda.is_available():\n    pass\n",
+        "import torch\nxs = list(map(torch.Tensor.cuda, xs))\n",
+        "import torch\nif args.cuda:\n    model.cuda()\n",
+    ]
+    INVALID = [
+        "import torch\nif torch.cuda.is_available:  # expect: TDV104\n    pass\n",
+        "def build(net):\n    return net.cuda  # expect: TDV104\n",
+    ]
+
+    def _query(self, node: cst.BaseExpression) -> bool:
+        qualified = self.ctx.resolve(node)
+        if qualified is not None:
+            return qualified in DEVICE_QUERIES
+        dotted = dotted_name(node) or ""  # `cuda.is_available` from an import the file does not show
+        return dotted.endswith(("cuda.is_available", "cuda.device_count"))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.ctx.parent()
+        if isinstance(parent, cst.Attribute):
+            return  # part of an attribute chain: the Attribute is checked
+        if self.ctx.resolve(node) in DEVICE_QUERIES and self._used_as_value(node, parent):
+            self.report(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        parent = self.ctx.parent()
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return
+        if self._query(node):
+            if self._used_as_value(node, parent):
+                self.report(node.attr, f"{dotted_name(node) or node.attr.value} without () is always true; "
+                                       f"call it: {dotted_name(node) or node.attr.value}()")
+            return
+        method = node.attr.value
+        if method in DEVICE_METHODS and self._meant_as_call(node, parent):
+            self.report(node.attr, f".{method} without () does not move anything; call it: .{method}(...)")
+
+    @staticmethod
+    def _used_as_value(node: cst.BaseExpression, parent: Optional[cst.CSTNode]) -> bool:
+        """Used for its truth or value: a test, an operand of and/or/not, a comparison, a return."""
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
+            return parent.test is node
+        if isinstance(parent, cst.UnaryOperation):
+            return isinstance(parent.operator, cst.Not)
+        return isinstance(parent, (cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget, cst.Return))
+
+    def _meant_as_call(self, node: cst.Attribute, parent: Optional[cst.CSTNode]) -> bool:
+        receiver = node.value
+        if self.ctx.resolve(receiver) is not None:
+            return False  # `torch.Tensor.cuda`, `numba.cuda`: a module's or class's attribute
+        holder = last_identifier(receiver)
+        if holder is not None and not isinstance(receiver, cst.Call) and _OPTIONS_HOLDER_RE.search(holder):
+            return False  # `args.cuda`: a flag
+        method = node.attr.value
+        if isinstance(parent, cst.Expr):
+            return True  # `model.cuda` alone does nothing
+        if isinstance(parent, cst.Return):
+            if method == "to":
+                return False  # `return msg.to`: often an address, not the method
+            if isinstance(receiver, cst.Name) and receiver.value == "self":
+                current = self.ctx.current_class
+                return current is not None and current.is_module
+            return True
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+            if isinstance(receiver, cst.Call):
+                return True  # `net = Net().cuda`
+            targets = parent.targets if isinstance(parent, cst.Assign) else [parent]
+            own = dotted_name(receiver)
+            return own is not None and any(dotted_name(t.target) == own for t in targets)
+        return False
+
+
+__all__ = ["CUDA_ONLY_APIS", "CudaCall", "CudaLiteral", "CudaOnlyApi", "DEVICE_QUERIES", "LEGACY_CUDA_TYPES",
+           "SAFE_CUDA_APIS", "UncalledDeviceMethod"]
