@@ -449,3 +449,83 @@ def test_401_module_built_in_place_gets_the_move_inside():
                 self.model = DistributedDataParallel(Encoder().to(device), device_ids=[rank],
                                                      output_device=rank)
         """)
+
+
+# ---------------------------------------------------------------- files
+
+LOAD = b"import torch\nstate = torch.load('m.pt')\n"
+LOADED = b"import torch\nstate = torch.load('m.pt', map_location=\"cpu\")\n"
+
+
+def fix_path(path, diff=False):
+    from flake8_torchdevice.fix import fix_file
+
+    return fix_file(str(path), Options(), write=not diff)
+
+
+def test_file_fixed_in_place_keeps_permissions_and_leaves_no_temporary(tmp_path):
+    import os
+    import stat
+
+    path = tmp_path / "train.py"
+    path.write_bytes(LOAD)
+    os.chmod(path, 0o751)
+    report = fix_path(path)
+    assert report.result.changed and path.read_bytes() == LOADED
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
+    assert sorted(os.listdir(tmp_path)) == ["train.py"]
+
+
+def test_symlink_is_followed_not_replaced(tmp_path):
+    import os
+
+    target = tmp_path / "real.py"
+    target.write_bytes(LOAD)
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    fix_path(link)
+    assert os.path.islink(link) and os.readlink(link) == str(target)
+    assert target.read_bytes() == LOADED
+
+
+def test_latin1_coding_line_crlf_and_bom_kept_byte_for_byte(tmp_path):
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\r\nimport torch\r\nname = '\xe9t\xe9'\r\n"
+                      b"state = torch.load('m.pt')\r\n")
+    fix_path(latin)
+    assert latin.read_bytes() == (b"# -*- coding: latin-1 -*-\r\nimport torch\r\nname = '\xe9t\xe9'\r\n"
+                                  b"state = torch.load('m.pt', map_location=\"cpu\")\r\n")
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + LOAD)
+    fix_path(bom)
+    assert bom.read_bytes() == b"\xef\xbb\xbf" + LOADED
+
+
+def test_unparsable_file_reported_and_untouched(tmp_path):
+    path = tmp_path / "broken.py"
+    data = b"import torch\nstate = torch.load('m.pt'\n"
+    path.write_bytes(data)
+    report = fix_path(path)
+    assert report.skipped.startswith("SyntaxError") and path.read_bytes() == data
+
+
+def test_diff_writes_nothing(tmp_path):
+    from flake8_torchdevice.fix import unified_diff
+
+    path = tmp_path / "train.py"
+    path.write_bytes(LOAD)
+    report = fix_path(path, diff=True)
+    assert path.read_bytes() == LOAD
+    assert unified_diff("train.py", report.before, report.result.text) == (
+        "--- train.py\n+++ train.py\n@@ -1,2 +1,2 @@\n import torch\n-state = torch.load('m.pt')\n"
+        "+state = torch.load('m.pt', map_location=\"cpu\")\n")
+
+
+def test_file_without_fixable_finding_is_not_rewritten(tmp_path):
+    import os
+
+    path = tmp_path / "clean.py"
+    path.write_bytes(b"import torch\r\nx = torch.zeros(2).cuda()\r\n")
+    before = os.stat(path).st_mtime_ns
+    report = fix_path(path)
+    assert not report.result.changed and os.stat(path).st_mtime_ns == before
