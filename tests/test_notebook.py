@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from flake8_torchdevice.engine import Options, SourceError
-from flake8_torchdevice.notebook import (cells_from_program, json_layout, lint_notebook, lint_notebook_text,
-                                         parse_notebook, program, python_cell, write_cells)
+from flake8_torchdevice.notebook import (cells_from_program, fix_notebook_text, json_layout, lint_notebook,
+                                         lint_notebook_text, parse_notebook, program, python_cell, write_cells)
 
 
 def code(source, **extra):
@@ -287,3 +287,24 @@ def test_end_positions_move_with_the_finding_into_the_cell():
     data = notebook(code("x = 1"), code(["import torch\n", "y = m.cuda(\n", "    0)"]))
     ((cell, finding),) = lint_notebook_text(as_file(data))
     assert (cell, finding.line, finding.col, finding.end_line, finding.end_col) == (2, 2, 4, 3, 6)
+
+
+def test_fix_writes_back_only_the_changed_cells():
+    data = notebook(
+        code(["import torch\n", "%load_ext autoreload\n", "a = torch.load('a.pt')"],
+             outputs=[{"name": "stdout", "output_type": "stream", "text": ["loaded ✓\n"]}], execution_count=1),
+        markdown("Now the model:"),
+        code("model = Net()\nmodel = model.cuda()\n"),
+        code(["!ls\n", "b = torch.load('b.pt')  # noqa: TDV301\n", "c = torch.load('c.pt')"]),
+        code(["def broken(:\n", "    torch.load('d.pt')"]),
+    )
+    text = as_file(data)
+    new_text, fixed, remaining = fix_notebook_text(text, "n.ipynb")
+    expected = json.loads(text)
+    expected["cells"][0]["source"][2] = "a = torch.load('a.pt', map_location=\"cpu\")"
+    expected["cells"][3]["source"][2] = "c = torch.load('c.pt', map_location=\"cpu\")"
+    assert new_text == as_file(expected)
+    assert [(cell, f.line, f.col, f.code) for cell, f in fixed] == [(1, 3, 4, "TDV301"), (4, 3, 4, "TDV301")]
+    assert [(cell, f.line, f.col, f.code) for cell, f in remaining] == [(3, 2, 8, "TDV101")]
+    # nothing left to fix: the same text back
+    assert fix_notebook_text(new_text, "n.ipynb")[0] == new_text
