@@ -69,6 +69,8 @@ class FixResult:
     text: str
     fixed_findings: List[Finding] = field(default_factory=list)
     remaining_findings: List[Finding] = field(default_factory=list)
+    # notebooks: the cell of each remaining finding (whose line is counted in that cell)
+    cells: Optional[List[int]] = None
 
     @property
     def changed(self) -> bool:
@@ -280,6 +282,8 @@ def fix_file(path: str, options: Options, write: bool) -> FileFix:
             data = handle.read()
     except OSError as error:
         return FileFix(path, skipped=f"cannot read: {error.strerror or error}")
+    if path.endswith(".ipynb"):
+        return _fix_notebook(path, data, options, write)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
@@ -295,6 +299,31 @@ def fix_file(path: str, options: Options, write: bool) -> FileFix:
             return FileFix(path, skipped=error.reason)
         if write and result.changed:
             write_atomically(path, result.text.encode(encoding))
+    except OSError as error:
+        return FileFix(path, skipped=f"cannot write: {error.strerror or error}")
+    except Exception as error:  # a bug of ours: report it, go on with the other files
+        return FileFix(path, error=f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
+    return FileFix(path, result, before=text)
+
+
+def _fix_notebook(path: str, data: bytes, options: Options, write: bool) -> FileFix:
+    """A Jupyter notebook: its code cells fixed as one program, only the changed
+    cells' source rewritten (see notebook.py)."""
+    from .notebook import fix_notebook_text
+
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    try:
+        text = data[len(bom):].decode("utf-8")
+    except UnicodeDecodeError as error:
+        return FileFix(path, skipped=f"not a Jupyter notebook: not UTF-8: {error}")
+    try:
+        try:
+            new_text, fixed, remaining = fix_notebook_text(text, path, options)
+        except SourceError as error:
+            return FileFix(path, skipped=error.reason)
+        result = FixResult(new_text, [f for _, f in fixed], [f for _, f in remaining], [c for c, _ in remaining])
+        if write and result.changed:
+            write_atomically(path, bom + new_text.encode("utf-8"))
     except OSError as error:
         return FileFix(path, skipped=f"cannot write: {error.strerror or error}")
     except Exception as error:  # a bug of ours: report it, go on with the other files
@@ -354,8 +383,9 @@ def run_fix(paths: Iterable[str], options: Options, diff: bool = False) -> int:
             if diff:
                 sys.stdout.write(unified_diff(path, report.before, result.text))
         if not diff:
-            for finding in result.remaining_findings:
-                print(f"{path}:{finding.line}:{finding.col + 1}: {finding.text}")
+            for index, finding in enumerate(result.remaining_findings):
+                cell = f"cell {result.cells[index]}:" if result.cells is not None else ""
+                print(f"{path}:{cell}{finding.line}:{finding.col + 1}: {finding.text}")
     verb = "Would fix" if diff else "Fixed"
     print(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
           file=sys.stderr)

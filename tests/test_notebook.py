@@ -308,3 +308,24 @@ def test_fix_writes_back_only_the_changed_cells():
     assert [(cell, f.line, f.col, f.code) for cell, f in remaining] == [(3, 2, 8, "TDV101")]
     # nothing left to fix: the same text back
     assert fix_notebook_text(new_text, "n.ipynb")[0] == new_text
+
+
+def test_fix_command_rewrites_a_notebook_file_and_lists_what_is_left(tmp_path, capsys):
+    from flake8_torchdevice.fix import run_fix
+
+    data = notebook(code(["import torch\n", "a = torch.load('a.pt')"]), markdown("then"),
+                    code("model = model.cuda()"))
+    path = tmp_path / "n.ipynb"
+    original = json.dumps(data, indent=2, ensure_ascii=True)  # not Jupyter's layout, no final newline
+    path.write_bytes(b"\xef\xbb\xbf" + original.encode("utf-8"))
+    assert run_fix([str(path)], Options()) == 1
+    out, err = capsys.readouterr()
+    assert out == f"{path}:cell 3:1:9: TDV101 " + lint_notebook(str(path))[0][1].message + "\n"
+    assert err == "Fixed 1 finding in 1 file.\n"
+    data["cells"][0]["source"][1] = "a = torch.load('a.pt', map_location=\"cpu\")"
+    assert path.read_bytes() == b"\xef\xbb\xbf" + json.dumps(data, indent=2, ensure_ascii=True).encode("utf-8")
+    assert run_fix([str(path)], Options()) == 0  # nothing left to fix
+    assert capsys.readouterr() == (out, "Fixed 0 findings in 0 files.\n")
+    path.write_text("{not json")
+    assert run_fix([str(path)], Options()) == 1
+    assert capsys.readouterr().err.startswith(f"{path}: skipped: not a Jupyter notebook: invalid JSON")
