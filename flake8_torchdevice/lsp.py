@@ -2,8 +2,10 @@
 installed with the `lsp` extra).
 
 - Diagnostics on open and save at once, on change after a pause in typing
-  (DEBOUNCE_SECONDS). Linting runs in a worker thread, so the server keeps reading
-  the client's messages; a result for an older version of the document is dropped.
+  (DEBOUNCE_SECONDS). Linting and fixing run in a worker process (libcst's parser
+  holds the GIL for seconds on a big file, a thread would stall the server), so the
+  server keeps answering; a lint of a version already replaced is skipped, and a
+  result for an older version of the document is dropped.
 - Each diagnostic: the TDV code, a link to the rule's page, severity Warning, the
   range of the reported code. A document Python cannot parse (mid-edit) gets an
   empty list: no crash, no stale diagnostics.
@@ -25,9 +27,10 @@ import difflib
 import io
 import logging
 import os
-import threading
+import multiprocessing
 import tokenize
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -73,6 +76,17 @@ def lint_document(source: str, path: str, options: Options) -> Tuple[Finding, ..
         return ()
     lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return tuple(f for f in findings if not is_suppressed(f, lines))
+
+
+def lint_cells(cells: Sequence[CodeCell], path: str, options: Options) -> Tuple[Program, Tuple[Finding, ...]]:
+    """A notebook's cells as one program (cells Python cannot parse left out), and its findings."""
+    joined = program([cell for cell in cells if cell.python.strip() and syntax_error(cell) is None])
+    return joined, lint_document(joined.source, path, options)
+
+
+def _warm_up() -> None:
+    """Import what linting needs, in the worker, before the first document."""
+    from . import analysis, fix  # noqa: F401
 
 
 def options_for(folder: str) -> Tuple[Options, Optional[str]]:
@@ -226,14 +240,29 @@ class TorchDeviceServer(LanguageServer):
                              notebook_selector=[types.NotebookDocumentFilterWithCells(
                                  cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook")],
                              save=True))
-        # One worker: lints run one after another; a lint for an outdated version
-        # returns at once (see _lint_later).
-        self.linter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tdv-lint")
+        self.linter = self._start_worker()
         self.pending: Dict[str, asyncio.Task] = {}
         self.linted: Dict[str, Linted] = {}
         self.latest: Dict[str, int] = {}  # uri -> number of the newest lint request
-        self.lock = threading.Lock()
         self.config_errors: Dict[str, str] = {}  # folder -> the error last shown
+
+    # ------------------------------------------------------------ the worker process
+
+    @staticmethod
+    def _start_worker() -> ProcessPoolExecutor:
+        # One worker: lints run one after another. "spawn": the server's threads are not forked.
+        worker = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        worker.submit(_warm_up)
+        return worker
+
+    async def in_worker(self, function: Any, *args: Any) -> Any:
+        """function(*args) in the worker process; None when the worker died (a new one starts)."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.linter, function, *args)
+        except BrokenProcessPool:
+            log.error("the lint worker process died; starting a new one")
+            self.linter = self._start_worker()
+            return None
 
     # ------------------------------------------------------------ where a document lives
 
@@ -264,17 +293,15 @@ class TorchDeviceServer(LanguageServer):
     def schedule(self, uri: str, delay: float) -> None:
         """Lint `uri` (a text document or a notebook) after `delay` seconds; a newer
         request replaces one still waiting."""
-        with self.lock:
-            self.latest[uri] = self.latest.get(uri, 0) + 1
-            ticket = self.latest[uri]
+        self.latest[uri] = self.latest.get(uri, 0) + 1
+        ticket = self.latest[uri]
         waiting = self.pending.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
         self.pending[uri] = asyncio.get_running_loop().create_task(self._lint_later(uri, ticket, delay))
 
     def is_current(self, uri: str, ticket: int) -> bool:
-        with self.lock:
-            return self.latest.get(uri) == ticket
+        return self.latest.get(uri) == ticket
 
     async def _lint_later(self, uri: str, ticket: int, delay: float) -> None:
         try:
@@ -297,12 +324,7 @@ class TorchDeviceServer(LanguageServer):
         version, source, path = document.version, document.source, document.path or uri
         options = self.options_for_path(path)
 
-        def work() -> Optional[Tuple[Finding, ...]]:
-            if not self.is_current(uri, ticket):
-                return None  # a newer version is on its way: skip the work
-            return lint_document(source, path, options)
-
-        findings = await asyncio.get_running_loop().run_in_executor(self.linter, work)
+        findings = await self.in_worker(lint_document, source, path, options)
         if findings is None or not self.is_current(uri, ticket):
             return
         self.linted[uri] = Linted(version, source, findings, options, path)
@@ -318,9 +340,8 @@ class TorchDeviceServer(LanguageServer):
             return linted
         source, path = document.source, document.path or uri
         options = self.options_for_path(path)
-        findings = await asyncio.get_running_loop().run_in_executor(
-            self.linter, lint_document, source, path, options)
-        return Linted(document.version, source, findings, options, path)
+        findings = await self.in_worker(lint_document, source, path, options)
+        return Linted(document.version, source, findings or (), options, path)
 
     def relint_all(self) -> None:
         for uri in list(self.workspace.text_documents):
@@ -347,14 +368,7 @@ class TorchDeviceServer(LanguageServer):
         cells = self.notebook_cells(uri)
         options = self.options_for_path(to_fs_path(uri) or uri)
 
-        def work() -> Optional[Tuple[Program, Tuple[Finding, ...]]]:
-            if not self.is_current(uri, ticket):
-                return None
-            valid = [cell for _, cell in cells if cell.python.strip() and syntax_error(cell) is None]
-            joined = program(valid)
-            return joined, lint_document(joined.source, uri, options)
-
-        result = await asyncio.get_running_loop().run_in_executor(self.linter, work)
+        result = await self.in_worker(lint_cells, [cell for _, cell in cells], uri, options)
         if result is None or not self.is_current(uri, ticket):
             return
         joined, findings = result
@@ -385,7 +399,7 @@ class TorchDeviceServer(LanguageServer):
             diag = diagnostic(lines, finding)
             if _kind_wanted(types.CodeActionKind.QuickFix, only):
                 if getattr(finding, "fixable", False):
-                    new = await self._in_thread(fixed_source, linted.source, linted.path, linted.options, finding)
+                    new = await self.in_worker(fixed_source, linted.source, linted.path, linted.options, finding)
                     if new is not None:
                         actions.append(types.CodeAction(
                             title=f"Fix {finding.code}: {finding.message.split(';')[0]}",
@@ -398,15 +412,12 @@ class TorchDeviceServer(LanguageServer):
                         diagnostics=[diag], edit=self._edit(uri, linted, [edit])))
         if _kind_wanted(types.CodeActionKind.SourceFixAll, only) and any(
                 getattr(f, "fixable", False) for f in linted.findings):
-            new = await self._in_thread(fixed_source, linted.source, linted.path, linted.options, None)
+            new = await self.in_worker(fixed_source, linted.source, linted.path, linted.options, None)
             if new is not None:
                 actions.append(types.CodeAction(
                     title=f"Fix all {NAME} findings in this file", kind=types.CodeActionKind.SourceFixAll,
                     edit=self._edit(uri, linted, line_edits(linted.source, new))))
         return actions
-
-    async def _in_thread(self, function: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.linter, function, *args)
 
     @staticmethod
     def _edit(uri: str, linted: Linted, edits: List[types.TextEdit]) -> types.WorkspaceEdit:
@@ -432,6 +443,10 @@ def build_server() -> TorchDeviceServer:
             except Exception:  # the client refused: config is still read before each lint
                 log.info("the client does not watch config files")
 
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: TorchDeviceServer, params: None) -> None:
+        ls.linter.shutdown(wait=False, cancel_futures=True)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: TorchDeviceServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, 0)
@@ -447,8 +462,7 @@ def build_server() -> TorchDeviceServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: TorchDeviceServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        with ls.lock:
-            ls.latest[uri] = ls.latest.get(uri, 0) + 1  # drops a lint under way
+        ls.latest[uri] = ls.latest.get(uri, 0) + 1  # drops a lint under way
         waiting = ls.pending.pop(uri, None)
         if waiting is not None:
             waiting.cancel()

@@ -335,3 +335,25 @@ def test_the_linter_runs_without_pygls(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert lsp.returncode == 2
     assert lsp.stderr.startswith("the language server needs pygls: pip install 'flake8-torchdevice[lsp]'")
+
+
+@pytest.mark.slow  # 10 to 45 s: the big file's lint
+def test_the_server_answers_while_it_lints_a_big_file(tmp_path):
+    big = "import torch\n" + "".join(f"def f{i}(x):\n    return x.cuda() + torch.zeros(3) * {i}\n"
+                                     for i in range(1500))
+
+    async def scenario(s: Session):
+        small = s.open("small.py", "import torch\nx = m.cuda()\n")
+        assert len(await s.next_diagnostics(small)) == 1
+        started = time.monotonic()
+        big_uri = s.open("big.py", big)
+        await asyncio.sleep(0.2)  # the big lint is under way in the worker process
+        actions = await s.code_actions(small, 1)
+        answered = time.monotonic() - started
+        assert [a.title for a in actions] == ["Add `# noqa: TDV101` to this line"]
+        assert s.queue(big_uri).empty(), "the answer came after the big file's lint"
+        assert len(await s.next_diagnostics(big_uri)) == 3000
+        linted = time.monotonic() - started
+        assert answered < linted / 2
+
+    run(tmp_path, scenario)
