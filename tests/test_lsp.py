@@ -357,3 +357,42 @@ def test_the_server_answers_while_it_lints_a_big_file(tmp_path):
         assert answered < linted / 2
 
     run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    ("x = m.cuda()\n", 1, "x = m.cuda()  # noqa: TDV101\n"),
+    ("x = m.cuda()  # why\n", 1, "x = m.cuda()  # why  # noqa: TDV101\n"),
+    ("x = m.cuda()  # noqa: E501\n", 1, "x = m.cuda()  # noqa: E501, TDV101\n"),
+    ("x = m.cuda()  # NOQA:E501,W291 more\n", 1, "x = m.cuda()  # NOQA:E501,W291, TDV101 more\n"),
+    ("x = m.cuda()", 1, "x = m.cuda()  # noqa: TDV101"),  # no final newline
+    ("x = f(m.cuda(), '''\ntext''')\n", 1, None),  # a comment there would be in the string
+    ("x = m.cuda() + \\\n    1\n", 1, None),  # nor after a backslash
+    ("x = (m.cuda(),\n     2)\n", 1, "x = (m.cuda(),  # noqa: TDV101\n     2)\n"),
+])
+def test_noqa_edit(source, line, expected):
+    from flake8_torchdevice.engine import Finding
+    from flake8_torchdevice.lsp import noqa_edit
+
+    edit = noqa_edit(source.splitlines(keepends=True), Finding(line, 4, "TDV101", "m"), source)
+    if expected is None:
+        assert edit is None
+    else:
+        assert apply_edit(source, edit) == expected
+
+
+@pytest.mark.parametrize("old, new", [
+    ("a\nb\nc\n", "a\nB\nc\n"),
+    ("a\nb", "a\nc"),  # the last line has no newline
+    ("a\nb", "a\nb\nc\n"),
+    ("x = '𝄞'\ny = 1", "x = '𝄞'\ny = 2"),
+    ("a\r\nb\r\n", "a\r\nc\r\n"),
+    ("a\n", "z\na\n"),
+])
+def test_line_edits_turn_the_old_text_into_the_new(old, new):
+    from flake8_torchdevice.lsp import line_edits
+
+    text = old
+    for edit in sorted(line_edits(old, new), key=lambda e: (e.range.start.line, e.range.start.character),
+                       reverse=True):
+        text = apply_edit(text, edit)
+    assert text == new
