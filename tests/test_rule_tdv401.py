@@ -43,14 +43,6 @@ REPORTED = {
     "built in place": ("import torch as th\nmodel = th.nn.DataParallel(Net())\n", [(2, 8)]),
     "train() is no move": (
         "import torch.nn as nn\nmodel = Net()\nmodel.train()\nmodel = nn.DataParallel(model)\n", [(4, 8)]),
-    "move after the wrap": (
-        "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model)\nmodel = model.to(device)\n", [(3, 8)]),
-    "parameter moved after the wrap": (
-        "import torch.nn as nn\ndef f(model, device):\n    model = nn.DataParallel(model)\n"
-        "    model.to(device)\n    return model\n", [(3, 12)]),
-    "attribute moved after the wrap": (
-        "import torch.nn as nn\nclass T:\n    def go(self):\n        self.model = nn.DataParallel(self.model)\n"
-        "        self.model.to(self.device)\n", [(4, 21)]),
     "sub-module wrapped in __init__": (
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.enc = Enc()\n        self.enc = nn.DataParallel(self.enc)\n", [(6, 19)]),
@@ -66,6 +58,31 @@ REPORTED = {
     "moved in another function": (
         "import torch.nn as nn\ndef f():\n    model = Net()\n    model.to(device)\ndef g():\n    model = Net()\n"
         "    return nn.DataParallel(model)\n", [(7, 11)]),
+    # DistributedDataParallel settles devices when it is built: a later move is too late.
+    "DDP, module moved after the wrap": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
+        "model = DDP(model, device_ids=[0])\nmodel = model.to(device)\n", [(3, 8)]),
+    "DDP of a parameter moved after the wrap": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef f(model, device):\n"
+        "    ddp = DDP(model)\n    model.to(device)\n    return ddp\n", [(3, 10)]),
+    "DDP of an attribute moved after the wrap": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nclass T:\n    def go(self):\n"
+        "        self.model = DDP(self.model)\n        self.model.to(self.device)\n", [(4, 21)]),
+    # Guards never silence TDV401: the wrap breaks on GPU machines, where they are true.
+    "DataParallel under a flag, never moved": (
+        "import torch.nn as nn\nmodel = Net()\nif use_cuda:\n    model = nn.DataParallel(model)\n", [(4, 12)]),
+    "DDP under is_available, moved after": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nif torch.cuda.is_available():\n"
+        "    net = Net()\n    net = DDP(net, device_ids=[0])\n    net.to(0)\n", [(5, 10)]),
+    "DDP under device_count, built in place": (
+        "import torch\nif torch.cuda.device_count() > 1:\n"
+        "    ddp = torch.nn.parallel.DistributedDataParallel(Net(), device_ids=[rank])\n", [(3, 10)]),
+    # DataParallel still uses every visible GPU: its module must not go to the CPU.
+    "DataParallel moved to the cpu inline": (
+        "import torch.nn as nn\nmodel = nn.DataParallel(Net()).cpu()\n", [(2, 8)]),
+    "DataParallel moved to the cpu later": (
+        "import torch.nn as nn\ndef f(model):\n    net = nn.DataParallel(model)\n    net.to('cpu')\n"
+        "    return net\n", [(3, 10)]),
     "try/except is no guard": (
         "import torch.nn as nn\ntry:\n    model = Net()\n    model = nn.DataParallel(model)\nexcept RuntimeError:\n"
         "    pass\n", [(4, 12)]),
@@ -102,7 +119,26 @@ NOT_REPORTED = {
     "guarded by device_count": (
         "import torch\nmodel = Net()\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\n"
         "model = model.to(device)\n"),
-    "guarded by flag": "import torch.nn as nn\nmodel = Net()\nif use_cuda:\n    model = nn.DataParallel(model)\n",
+    # DataParallel checks devices at its first forward: moving the wrapper is enough.
+    "DataParallel moved after the wrap": (
+        "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model)\nmodel = model.to(device)\n"),
+    "DataParallel of a parameter, moved after": (
+        "import torch.nn as nn\ndef f(model, device):\n    model = nn.DataParallel(model)\n"
+        "    model.to(device)\n    return model\n"),
+    "DataParallel of an attribute, moved after": (
+        "import torch.nn as nn\nclass T:\n    def go(self):\n        self.model = nn.DataParallel(self.model)\n"
+        "        self.model.to(self.device)\n"),
+    "DataParallel moved inline (pytorch/examples ImageNet)": (
+        "import torch\nmodel = Net()\nmodel = torch.nn.DataParallel(model).cuda()\n"),
+    "DataParallel built in place, moved inline": "import torch.nn as nn\nnet = nn.DataParallel(Net()).to(device)\n",
+    "inner module moved after the wrap": (
+        "import torch.nn as nn\nmodel = Net()\nnet = nn.DataParallel(model)\nmodel.cuda()\n"),
+    "DataParallel in the else arm of a CUDA test": (
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nif torch.cuda.is_available():\n    model.cuda()\nelse:\n"
+        "    model = nn.DataParallel(model)\n"),
+    "DataParallel when CUDA is absent": (
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nif not torch.cuda.is_available():\n"
+        "    model = nn.DataParallel(model)\n"),
     "not torch's DataParallel": "DataParallel = lambda m: m\nmodel = Net()\nmodel = DataParallel(model)\n",
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
 }
@@ -119,12 +155,10 @@ def test_cuda_move_inside_the_wrap_is_tdv101_only():
         (3, 24, "TDV101")]
 
 
-def test_extra_guard_names():
-    code = "import torch.nn as nn\nmodel = Net()\nif MULTI_GPU:\n    model = nn.DataParallel(model)\n"
-    assert tdv401(code) == []  # the name says GPU
+def test_guard_names_do_not_silence_it():
     code = "import torch.nn as nn\nmodel = Net()\nif HAS_ACCEL:\n    model = nn.DataParallel(model)\n"
     assert tdv401(code) == [(4, 12, "TDV401")]
-    assert tdv401(code, guard_names=("HAS_ACCEL",)) == []
+    assert tdv401(code, guard_names=("HAS_ACCEL",)) == [(4, 12, "TDV401")]
 
 
 def test_message_names_the_wrapper():
@@ -142,10 +176,18 @@ def test_dtype_cast_is_not_a_move():
     assert tdv401(code) == [(3, 8, "TDV401")]
 
 
-def test_move_chained_on_the_wrap_comes_after_it():
-    # `DataParallel(model).to(device)` wraps the unmoved module, then moves the wrapper
-    code = "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model).to(device)\n"
+def test_move_chained_on_a_ddp_wrap_comes_too_late():
+    # DDP(model).to(device) wraps the unmoved module; DDP checked devices already
+    code = ("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
+            "model = DDP(model, device_ids=[0]).to(device)\n")
     assert tdv401(code) == [(3, 8, "TDV401")]
+
+
+def test_cpu_move_message_names_the_remedy():
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source("import torch.nn as nn\nm = nn.DataParallel(Net()).cpu()\n", "t.py", Options(enabled=ONLY))
+    assert finding.message.startswith("DataParallel moved to the CPU")
 
 
 def test_all_capitals_class_is_a_constructor():

@@ -63,12 +63,14 @@ MISTAKES = {
         """,
         [(3, 20, "TDV301")]),
     # A wrapper that is moved only after wrapping, with no GPU check around it.
-    "wrap then move, unguarded": (
+    # DataParallel wrapped, then moved, is fine (it checks devices at its first
+    # forward, see the templates); DistributedDataParallel checks when it is built.
+    "wrap then move, distributed": (
         """\
         import torch
-        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
         net = SmallNet()
-        net = nn.DataParallel(net)
+        net = DDP(net, device_ids=[rank])
         net = net.to(device)
         """,
         [(4, 6, "TDV401")]),
@@ -132,6 +134,13 @@ TEMPLATES = {
         if torch.cuda.device_count() > 1:
             print("GPUs:", torch.cuda.device_count())
             net = nn.DataParallel(net)
+        net = net.to(device)
+        """,
+    "DataParallel wrapped, then moved before use": """\
+        import torch
+        import torch.nn as nn
+        net = SmallNet()
+        net = nn.DataParallel(net)
         net = net.to(device)
         """,
     "load on the CPU, then move": """\

@@ -7,7 +7,8 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
-from .syntax import dotted_name, is_cuda_literal, keyword, method_call, positional_args, string_value
+from .syntax import (dotted_name, first_argument, is_cuda_literal, keyword, method_call, positional_args,
+                     string_value)
 
 _DEVICE_IDENTIFIER_RE = re.compile(r"^(device|dev|[a-z0-9_]*_device|[a-z0-9_]*_dev)$", re.I)
 
@@ -41,6 +42,21 @@ def move_target(node: cst.CSTNode) -> Optional[str]:
             break
         receiver = inner
     return dotted_name(receiver)
+
+
+
+def moves_to_cpu(node: cst.CSTNode) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"))`."""
+    if method_call(node, "cpu") is not None:
+        return True
+    if method_call(node, "to") is None:
+        return False
+    assert isinstance(node, cst.Call)
+    device = first_argument(node, "device")
+    if isinstance(device, cst.Call) and dotted_name(device.func) in ("torch.device", "device") and device.args:
+        device = device.args[0].value
+    text = string_value(device) if device is not None else None
+    return text is not None and text.strip().lower() == "cpu"
 
 
 

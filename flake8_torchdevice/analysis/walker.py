@@ -9,7 +9,9 @@ While it walks it keeps:
 - the class stack, with "is this class an `nn.Module`", and the function stack.
 
 Rules subscribe to node types with `visit_<Node>` / `leave_<Node>` methods and read
-this state through the analyzer; they never re-derive it.
+this state through the analyzer; they never re-derive it. A rule that keeps per-scope
+notes and must conclude when the scope ends defines `leave_scope(scope)`: it is called
+for every function, lambda, class and module body, while the scope is still current.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Analyzer(cst.CSTVisitor):
         self.rules = list(rules_factory(self))
         self._visitors: Dict[str, List[Callable]] = {}
         self._leavers: Dict[str, List[Callable]] = {}
+        self._scope_leavers = [rule.leave_scope for rule in self.rules if hasattr(rule, "leave_scope")]
         # The facts are brought up to date before the rules visit a node and after they leave it.
         for rule in (self.kinds, self.class_facts, *self.rules):
             for attr in dir(type(rule)):
@@ -215,7 +218,7 @@ class Analyzer(cst.CSTVisitor):
         elif kind == "Expr":
             self._record_move(original_node.value)  # type: ignore[attr-defined]
         if kind == "Module":
-            self.scopes.pop()
+            self._pop_scope()
             self._close_block()
         elif kind == "ClassDef":
             self.classes.pop()
@@ -299,8 +302,13 @@ class Analyzer(cst.CSTVisitor):
         self.guard_depth -= self._exit_guards
         self._exit_guards = 0
 
-    def _leave_body(self, node: cst.CSTNode) -> None:
+    def _pop_scope(self) -> None:
+        for leave_scope in self._scope_leavers:
+            leave_scope(self.scope)
         self.scopes.pop()
+
+    def _leave_body(self, node: cst.CSTNode) -> None:
+        self._pop_scope()
         kind = type(node).__name__
         if kind == "ClassDef":
             return

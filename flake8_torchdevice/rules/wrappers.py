@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import List, Optional, Sequence, Set
 
 import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
-                        move_target)
+                        move_target, moves_to_cpu)
 from .base import Fix, Rule
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
+DATA_PARALLEL_NAME = "torch.nn.DataParallel"
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
                "torch.nn.parallel.distributed.DistributedDataParallel"}
 
@@ -21,43 +23,60 @@ class WrapBeforeMove(Rule):
 
     ## What it does
     Reports `nn.DataParallel(m)` and `DistributedDataParallel(m, device_ids=...)`
-    (however they were imported) when, in the enclosing function or module, `m` was
-    not moved to its device before the wrap. A move is an earlier `m.to(...)` or
-    `m.cuda()` statement or assignment, or the argument itself being
-    `m.to(...)`. Reported cases:
-    - `m` was built in this scope by calling a class (`model = Net(...)`), or in
-      place (`DataParallel(Net())`), or is `self.m` wrapped in `__init__`, and it is
-      not moved before the wrap;
-    - `m` came from elsewhere (a parameter, an attribute, a helper such as
-      `build(cfg)` that may have moved it) and this scope moves it after the wrap.
+    (however they were imported) when `m` is not on its device in time:
+    - `DistributedDataParallel` settles devices when it is built, so `m` must be
+      moved before the wrap: an earlier `m.to(...)` or `m.cuda()` statement or
+      assignment in the enclosing function or module, or the argument itself being
+      `m.to(...)`. Reported when `m` was built in this scope by calling a class
+      (`model = Net(...)`, `DDP(Net(), ...)`, `self.m` in `__init__`) and not moved
+      first, or when this scope moves `m` only after the wrap.
+    - `DataParallel` checks devices at its first forward, so moving the module
+      before the wrap or the wrapper after it (`nn.DataParallel(m).to(device)`,
+      `model = nn.DataParallel(model)` then `model.cuda()`) are both correct. It is
+      reported when `m` was built in this scope and neither the module before the
+      wrap nor the wrapper after it is moved in the scope (a sub-module wrapped in
+      `__init__`), and when the wrapper is moved to the CPU (`.cpu()`,
+      `.to("cpu")`): DataParallel still runs on every visible GPU.
+
+    CUDA guards do not silence this rule: wrapping before moving breaks on GPU
+    machines, exactly where a guard such as `if torch.cuda.device_count() > 1:` is
+    true. A move made earlier under a guard still counts as a move.
 
     ## Why is this bad
-    `DistributedDataParallel` settles devices when it is built: given `device_ids`
-    for a module still on the CPU, it raises `ValueError: DistributedDataParallel
-    device_ids and output_device arguments only work with single-device/multiple-device
-    GPU modules or CPU modules, but got device_ids [0], output_device None, and module
-    parameters {device(type='cpu')}.` `DataParallel` checks at its first forward that
-    every parameter and buffer is on `device_ids[0]`, and raises `RuntimeError: module
+    `DistributedDataParallel` given `device_ids` for a module still on the CPU
+    raises `ValueError: DistributedDataParallel device_ids and output_device
+    arguments only work with single-device/multiple-device GPU modules or CPU
+    modules, but got device_ids [0], output_device None, and module parameters
+    {device(type='cpu')}.` `DataParallel` checks at its first forward that every
+    parameter and buffer is on `device_ids[0]`, and raises `RuntimeError: module
     must have its parameters and buffers on device cuda:0 (device_ids[0]) but found
     one of them on device: cpu` when it is not. On a machine without CUDA,
-    `DataParallel` just runs the module, so only a multi-GPU run shows the bug.
-    Moving first is the order PyTorch documents for both wrappers.
+    `DataParallel` just runs the module, so only a GPU run shows the bug.
 
     ## Example
     ```python
     model = Net()
     ddp = DistributedDataParallel(model, device_ids=[rank])
+
+    model = Net()
+    if torch.cuda.device_count() > 1:
+        model = nn.DataParallel(model)   # nothing ever moves it
     ```
 
     ## Use instead
     ```python
     model = Net().to(rank)
     ddp = DistributedDataParallel(model, device_ids=[rank])
+
+    model = Net().to(device)
+    if torch.cuda.device_count() > 1:
+        model = nn.DataParallel(model)
     ```
 
     ## When it is not reported
     - The module was moved earlier in the same scope, or the argument is the move
       itself (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
+    - `DataParallel` whose wrapper is moved to a device later in the scope.
     - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
       module is moved after the wrap: a CPU module there is plain CPU training.
     - A module handed in from outside (a parameter, `self.model` outside
@@ -65,74 +84,97 @@ class WrapBeforeMove(Rule):
       does not move later: it may have been moved already.
     - An argument that is not a name or a class-like (capitalised) call
       (`DataParallel(build())`).
-    - Code under a CUDA guard (`if torch.cuda.device_count() > 1:`, ...; TDV101's
-      page lists them all).
+    - Code that only runs without CUDA (the `else:` of `if torch.cuda.is_available():`),
+      where `DataParallel` is a no-op.
 
     ## Fix
-    `flake8-torchdevice fix` moves the move before the wrap: when the wrap is a
-    statement of its own (`model = DataParallel(model)`, `ddp = DDP(model, ...)`) and a
-    later statement of the same block moves the module or the wrapper
-    (`model.to(device)`, `ddp = ddp.to(device)`), that statement becomes a move of the
-    module right before the wrap (`model.to(device)`), with its trailing comment; a
-    module built in place gets the move inside (`DDP(Net().to(device), ...)`). Not
-    fixed when a statement between them uses a name the move uses, when the move
+    `flake8-torchdevice fix` moves the move before the wrap of a
+    `DistributedDataParallel`: when the wrap is a statement of its own
+    (`ddp = DDP(model, ...)`) and a later statement of the same block moves the module
+    or the wrapper (`model.to(device)`, `ddp = ddp.to(device)`), that statement becomes
+    a move of the module right before the wrap (`model.to(device)`), with its trailing
+    comment; a module built in place gets the move inside (`DDP(Net().to(device), ...)`).
+    Not fixed when a statement between them uses a name the move uses, when the move
     has a comment above it, or when it is in another block: there the order may
-    matter.
+    matter. A `DataParallel` finding has no later move to bring forward (that would
+    have been correct), so it has no fix.
 
     ## How to silence it
     - One line: `model = nn.DataParallel(model)  # noqa: TDV401`.
     - A whole project: `extend-ignore = TDV401` in the `[flake8]` section.
-    - Your own guards: `torchdevice-guard-names = HAS_ACCEL, requires_accelerator`
-      (or `--guard-names`); code they guard is then not reported.
     """
 
     code = "TDV401"
     name = "wrap-before-move"
     message = ("{name} wraps a module that is not on its device yet; move it first, "
                "e.g. {short}(model.to(device){extra})")
+    cpu_message = ("DataParallel moved to the CPU still runs on every visible GPU and fails there; "
+                   "move it to its device instead, e.g. nn.DataParallel(model).to(device)")
     triggers = r"\b(?:DataParallel|DistributedDataParallel)\b"
 
     VALID = [
         "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
         "from torch.nn.parallel import DistributedDataParallel as DDP\nddp = DDP(Net().to(rank), device_ids=[rank])\n",
-        "import torch\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\nmodel = model.to(device)\n",
+        "import torch.nn as nn\nmodel = nn.DataParallel(Net()).to(device)\n",
+        "import torch\nmodel = Net()\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\n"
+        "model = model.to(device)\n",
     ]
     INVALID = [
-        "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model)  # expect: TDV401\nmodel.to(device)\n",
+        "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model)  # expect: TDV401\n",
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\nddp = DDP(model, device_ids=[rank])  # expect: TDV401\n",
+        "import torch\nif torch.cuda.is_available():\n    net = Net()\n"
+        "    net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[0])  # expect: TDV401\n    net.to(0)\n",
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
         target = move_target(node)
-        if target is not None:
-            self._on_move(target)
+        if target is not None or moves_to_cpu(node):
+            self._on_move(node, target or dotted_name(method_call(node, "to", "cpu")))
             return
         qualified = self.ctx.resolve(node.func)
         if qualified not in DATA_PARALLEL and qualified not in DISTRIBUTED:
             return
-        if self.ctx.guarded:
-            return
+        if self.ctx.cpu_only:
+            return  # without CUDA, DataParallel calls the module directly
         module = first_argument(node, "module")
         if module is None or is_device_move(module):
             return
         distributed = qualified in DISTRIBUTED
-        # DDP without device_ids on a CPU module is plain CPU training: nothing to move.
-        gpu_intended = not distributed or any(
-            keyword(node, name) is not None for name in ("device_ids", "output_device"))
-        message = self._message(qualified, distributed)
         scope = self.ctx.function_scope()
-        if isinstance(module, cst.Call):
-            if _is_constructor(module) and gpu_intended:  # built in place, `DDP(Net())`: on the CPU
-                self.report(node, message, fix=_move_before_wrap(self.ctx.stack, None, node, module))
-            return
         key = dotted_name(module)
-        if key is None or key in scope.moved:
+        if key is not None and key in scope.moved:
             return
+        built_here = (isinstance(module, cst.Call) and _is_constructor(module)) or (
+            key is not None and self._built_here(key, scope))
+        if not distributed:
+            self._wrap_data_parallel(node, key, built_here)
+            return
+        # DDP without device_ids on a CPU module is plain CPU training: nothing to move.
+        gpu_intended = any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
+        message = self._message(qualified)
         fix = _move_before_wrap(self.ctx.stack, key, node, module)
-        if gpu_intended and self._built_here(key, scope):
+        if gpu_intended and built_here:
             self.report(node, message, fix=fix)
-        else:
-            scope.note("wraps waiting", list).append((key, node, message, fix))
+        elif key is not None:
+            scope.note("wraps waiting", list).append(_Wait(node, message, key, None, report_on_move=True, fix=fix))
+
+    def _wrap_data_parallel(self, node: cst.Call, key: Optional[str], built_here: bool) -> None:
+        """DataParallel needs the module on its device by the first forward: a move of
+        the wrapper after the wrap is fine, a move to the CPU is not."""
+        moved_inline = self.ctx.parent(2) if isinstance(self.ctx.parent(), cst.Attribute) else None
+        if isinstance(moved_inline, cst.Call) and moved_inline.func is self.ctx.parent():
+            if moves_to_cpu(moved_inline):
+                self.report(node, self.cpu_message)
+                return
+            if is_device_move(moved_inline):
+                return  # nn.DataParallel(m).to(device) / .cuda()
+        wrapper = None
+        statement = self.ctx.parent()
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            wrapper = dotted_name(statement.targets[0].target)
+        self.ctx.function_scope().note("wraps waiting", list).append(
+            _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
+                  built_here=built_here))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # `model = Net()` builds a module on the CPU; `model = build(cfg)` may have moved it.
@@ -155,19 +197,43 @@ class WrapBeforeMove(Rule):
         function = self.ctx.current_function
         return key.startswith("self.") and function is not None and function.name.value == "__init__"
 
-    def _on_move(self, target: str) -> None:
+    def _on_move(self, call: cst.Call, target: Optional[str]) -> None:
         waiting = self.ctx.function_scope().note("wraps waiting", list)
-        if not waiting:
+        if not waiting or target is None:
             return
-        for entry in [w for w in waiting if w[0] == target]:
-            waiting.remove(entry)
-            self.report(entry[1], entry[2], fix=entry[3])
+        to_cpu = moves_to_cpu(call)
+        for wait in [w for w in waiting if target in (w.module, w.wrapper)]:
+            waiting.remove(wait)
+            if wait.report_on_move:  # DDP: moved after the wrap, too late
+                if not to_cpu:
+                    self.report(wait.node, wait.message, fix=wait.fix)
+            elif to_cpu and target == wait.wrapper:
+                self.report(wait.node, self.cpu_message)
+
+    def leave_scope(self, scope: Scope) -> None:
+        # DataParallel wraps that nothing moved before the end of the scope.
+        for wait in scope.notes.get("wraps waiting", ()):
+            if not wait.report_on_move and wait.built_here:
+                self.report(wait.node, wait.message)
 
     @staticmethod
-    def _message(qualified: str, distributed: bool) -> str:
+    def _message(qualified: str) -> str:
         short = qualified.rsplit(".", 1)[-1]
-        extra = ", device_ids=[rank]" if distributed else ""
+        extra = ", device_ids=[rank]" if qualified in DISTRIBUTED else ""
         return WrapBeforeMove.message.format(name=short, short=short, extra=extra)
+
+
+@dataclass
+class _Wait:
+    """A wrap whose verdict depends on moves later in the scope."""
+
+    node: cst.Call
+    message: str
+    module: Optional[str]  # the wrapped module's dotted name
+    wrapper: Optional[str]  # the name the wrapper was assigned to
+    report_on_move: bool  # DDP: a later move of the module proves the wrap came too early
+    built_here: bool = False  # DataParallel: report at the end of the scope if nothing moved
+    fix: Optional[Fix] = None
 
 
 def _is_constructor(call: cst.Call) -> bool:
