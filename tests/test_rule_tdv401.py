@@ -193,3 +193,12 @@ def test_cpu_move_message_names_the_remedy():
 def test_all_capitals_class_is_a_constructor():
     code = "import torch.nn as nn\nm = MLP()\nm = nn.DataParallel(m)\n"
     assert tdv401(code) == [(3, 4, "TDV401")]
+
+
+@pytest.mark.parametrize("guard", [
+    "if torch.cuda.is_available():\n", "if torch.cuda.device_count() > 1:\n", "if use_cuda:\n",
+    "if args.gpu is not None:\n", 'if opt["cuda"]:\n',
+])
+def test_no_guard_form_silences_it(guard):
+    code = "import torch\nimport torch.nn as nn\n" + guard + "    m = nn.DataParallel(Net(), device_ids=[0])\n"
+    assert tdv401(code) == [(4, 8, "TDV401")]
