@@ -101,3 +101,24 @@ def test_early_exit_in_a_function_guards_the_rest_of_it_but_not_nested_functions
     code = ("import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return\n    y = x.cuda()\n"
             "    def later(z):\n        return z.cuda()\n    return later\n")
     assert [(line, c) for line, _, c in findings(code)] == [(7, "TDV101")]
+
+
+# Research code (yolov5-style DDP setup): a GPU count above a rank or a size means a GPU.
+COUNT_ABOVE_A_NAME = {
+    "assert count > rank": "assert torch.cuda.device_count() > local_rank, 'not enough GPUs'\n",
+    "if count >= world size": "if torch.cuda.device_count() >= world_size:\n",
+    "if rank < count": "if args.rank < torch.cuda.device_count():\n",
+}
+
+
+@pytest.mark.parametrize("guard", COUNT_ABOVE_A_NAME.values(), ids=list(COUNT_ABOVE_A_NAME))
+def test_gpu_count_compared_with_a_name(guard):
+    body = BODY if guard.startswith("if") else BODY.replace("    ", "")
+    code = "import torch\ndef setup(m, p, local_rank, world_size, args):\n" + "".join(
+        "    " + line + "\n" for line in (guard + body).splitlines())
+    assert findings(code) == []
+
+
+def test_gpu_count_below_a_name_is_no_guard():
+    code = "import torch\nif torch.cuda.device_count() < n:\n    m.cuda()\n"
+    assert [(line, c) for line, _, c in findings(code)] == [(3, "TDV101")]

@@ -80,6 +80,8 @@ REPORTED = {
     # DataParallel still uses every visible GPU: its module must not go to the CPU.
     "DataParallel moved to the cpu inline": (
         "import torch.nn as nn\nmodel = nn.DataParallel(Net()).cpu()\n", [(2, 8)]),
+    "DataParallel moved to the cpu after eval()": (
+        "import torch.nn as nn\nnet = nn.DataParallel(Net()).eval().cpu()\n", [(2, 6)]),
     "DataParallel moved to the cpu later": (
         "import torch.nn as nn\ndef f(model):\n    net = nn.DataParallel(model)\n    net.to('cpu')\n"
         "    return net\n", [(3, 10)]),
@@ -131,6 +133,9 @@ NOT_REPORTED = {
     "DataParallel moved inline (pytorch/examples ImageNet)": (
         "import torch\nmodel = Net()\nmodel = torch.nn.DataParallel(model).cuda()\n"),
     "DataParallel built in place, moved inline": "import torch.nn as nn\nnet = nn.DataParallel(Net()).to(device)\n",
+    # Research code (BasicSR's FID scripts): `.eval()` returns the same wrapper.
+    "DataParallel moved inline after eval()": (
+        "import torch.nn as nn\nnet = Inception()\nnet = nn.DataParallel(net).eval().to(device)\n"),
     "inner module moved after the wrap": (
         "import torch.nn as nn\nmodel = Net()\nnet = nn.DataParallel(model)\nmodel.cuda()\n"),
     "DataParallel in the else arm of a CUDA test": (

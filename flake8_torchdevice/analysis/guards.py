@@ -186,6 +186,12 @@ class GuardModel:
         # Number on the right: `torch.cuda.device_count() > 1`, `len(gpu_ids) == 0`.
         number = number_value(right)
         if number is None:
+            # `device_count() > local_rank`, `n_gpu >= world_size`: a count above an index
+            # or a size (never negative in practice) means at least one GPU.
+            if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)) and isinstance(right, (cst.Name, cst.Attribute)):
+                return max(self.cuda_polarity(left), 0)
+            if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and isinstance(left, (cst.Name, cst.Attribute)):
+                return max(self.cuda_polarity(right), 0)
             return 0
         sign = self.cuda_polarity(left)
         if sign == 0:

@@ -161,13 +161,21 @@ class WrapBeforeMove(Rule):
     def _wrap_data_parallel(self, node: cst.Call, key: Optional[str], built_here: bool) -> None:
         """DataParallel needs the module on its device by the first forward: a move of
         the wrapper after the wrap is fine, a move to the CPU is not."""
-        moved_inline = self.ctx.parent(2) if isinstance(self.ctx.parent(), cst.Attribute) else None
-        if isinstance(moved_inline, cst.Call) and moved_inline.func is self.ctx.parent():
-            if moves_to_cpu(moved_inline):
+        # nn.DataParallel(m).to(device), .cuda(), also through `.eval()` and other links
+        # that return the same module: the wrapper is moved before its first forward.
+        depth = 1
+        while isinstance(self.ctx.parent(depth), cst.Attribute):
+            link = self.ctx.parent(depth + 1)
+            if not (isinstance(link, cst.Call) and link.func is self.ctx.parent(depth)):
+                break
+            if moves_to_cpu(link):
                 self.report(node, self.cpu_message)
                 return
-            if is_device_move(moved_inline):
-                return  # nn.DataParallel(m).to(device) / .cuda()
+            if is_device_move(link):
+                return
+            if method_call(link, *_SAME_MODULE) is None:
+                break
+            depth += 2
         wrapper = None
         statement = self.ctx.parent()
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
@@ -249,6 +257,8 @@ def _is_constructor(call: cst.Call) -> bool:
 # ---------------------------------------------------------------- the fix
 
 _CASTS = ("to", "cuda", "float", "half", "double", "train", "eval")
+# Methods of a module that return the module itself.
+_SAME_MODULE = ("eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory")
 
 
 def _move_before_wrap(stack: Sequence[cst.CSTNode], key: Optional[str], wrap: cst.Call,
