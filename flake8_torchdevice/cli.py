@@ -156,6 +156,19 @@ def command_check(args: argparse.Namespace) -> int:
     return status
 
 
+def command_fix(args: argparse.Namespace) -> int:
+    """`fix`: the work is in fix.py."""
+    from dataclasses import replace
+
+    from .fix import run_fix
+
+    if "-" in args.paths:
+        print("flake8-torchdevice: error: fix rewrites files; it cannot read stdin", file=sys.stderr)
+        return EXIT_ERROR
+    options = replace(_options_from(args), add_device=args.add_device)
+    return run_fix(iter_python_files(args.paths), options, diff=args.diff)
+
+
 def command_rules(args: argparse.Namespace) -> int:
     from .docs import summary
 
@@ -205,6 +218,19 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(handler=command_explain)
     commands.add_parser("lsp", help="run the language server on stdin/stdout (the lsp extra)").set_defaults(
         handler=command_lsp)
+    fix = commands.add_parser("fix", help="apply the fixes of fixable findings ([*] in check) to files and folders",
+                              description="Rewrite files with the fixes the TDV rules offer; options as in check.")
+    fix.add_argument("paths", nargs="+", metavar="PATH")
+    fix.add_argument("--select", default="", help="comma-separated codes or prefixes to fix")
+    fix.add_argument("--ignore", default="", help="comma-separated codes or prefixes not to fix")
+    fix.add_argument("--extend-select", default="", help="add codes, e.g. TDV9 for the opinionated rules")
+    fix.add_argument("--guard-names", default="", help=GUARD_NAMES_HELP)
+    fix.add_argument("--check-param-defaults", action="store_true", help=PARAM_DEFAULTS_HELP)
+    fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff, write nothing")
+    fix.add_argument("--add-device", action="store_true",
+                     help="where a fix needs a device and none is in scope, add one selection after the imports: "
+                          'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")')
+    fix.set_defaults(handler=command_fix)
     return parser
 
 
