@@ -60,6 +60,11 @@ def _enabled_codes(options: Any) -> frozenset:
         from flake8.style_guide import Decision, DecisionEngine
 
         engine = DecisionEngine(options)
-        return frozenset(code for code in RULES_BY_CODE if engine.decision_for(code) == Decision.Selected)
+        named = [p.strip().upper() for p in (*(getattr(options, "select", None) or ()),
+                                             *(getattr(options, "extend_select", None) or ()))]
+        return frozenset(
+            code for code, rule in RULES_BY_CODE.items() if engine.decision_for(code) == Decision.Selected
+            # family 9 only when named (TDV9, TDV901): `--select=TDV` means the default rules
+            and (rule.default_enabled or any(len(p) > len("TDV") and code.startswith(p) for p in named)))
     except Exception:  # an older or newer flake8 without this API: run every default rule
         return DEFAULT_OPTIONS.enabled

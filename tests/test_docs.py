@@ -83,9 +83,12 @@ def test_summary_is_one_sentence_line(code):
 
 @pytest.mark.parametrize("code", CODES)
 def test_why_section_names_a_pytorch_error(code):
+    if not RULES_BY_CODE[code].default_enabled:
+        pytest.skip("family 9 reports opinions: the code runs, only worse (TDV902) or by luck")
     page = read("docs", "rules", f"{code}.md")
     why = page.split("## Why is this bad\n", 1)[1].split("\n## ", 1)[0]
-    assert re.search(r"`(AssertionError|RuntimeError|ValueError)\b", why), why
+    # TDV501's failure is PyTorch's warning that mixed precision is switched off.
+    assert re.search(r"`(AssertionError|RuntimeError|ValueError|TypeError|AttributeError|UserWarning)\b", why), why
 
 
 # ------------------------------------------------------------------ the command

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Type
 
+from .amp import CudaAmp
 from .base import Rule
 from .cuda import CudaCall, CudaLiteral, CudaOnlyApi, UncalledDeviceMethod
+from .opinions import CudaOnlySelection, OptimizerBeforeMove
 from .serialization import LoadWithoutMapLocation
 from .tensors import DiscardedTo, FactoryWithoutDevice, UnregisteredTensorAttribute
 from .wrappers import WrapBeforeMove
@@ -20,6 +22,9 @@ ALL_RULES: List[Type[Rule]] = [
     DiscardedTo,
     LoadWithoutMapLocation,
     WrapBeforeMove,
+    CudaAmp,
+    OptimizerBeforeMove,
+    CudaOnlySelection,
 ]
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 DEFAULT_CODES = frozenset(rule.code for rule in ALL_RULES if rule.default_enabled)
@@ -34,7 +39,8 @@ def select_codes(select: Iterable[str] = (), ignore: Iterable[str] = (),
                  extend_select: Iterable[str] = ()) -> frozenset:
     """Enabled codes for flake8-style `--select`/`--ignore`/`--extend-select` prefixes.
 
-    As in flake8, the longer (more specific) matching prefix wins.
+    As in flake8, the longer (more specific) matching prefix wins. Rules off by default
+    (family 9) are enabled only by a prefix that reaches their family (`TDV9`, `TDV901`).
     """
     select = [s.strip().upper() for s in select if s.strip()]
     ignore = [s.strip().upper() for s in ignore if s.strip()]
@@ -45,6 +51,8 @@ def select_codes(select: Iterable[str] = (), ignore: Iterable[str] = (),
             chosen = _matches(code, select + extend_select)
         else:
             chosen = _matches(code, extend_select) or (len("TDV") if rule.default_enabled else 0)
+        if not rule.default_enabled and chosen <= len("TDV"):
+            chosen = 0  # opinions run only when named (TDV9, TDV901), never by `--select=TDV`
         if chosen > _matches(code, ignore):
             enabled.add(code)
     return frozenset(enabled)

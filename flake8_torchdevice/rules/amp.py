@@ -1,0 +1,136 @@
+"""Family 5: mixed precision written for CUDA alone."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis import first_argument, keyword, string_value
+from .base import Rule
+
+# The deprecated CUDA-only mixed-precision API, and what replaces each name.
+CUDA_AMP = {
+    "torch.cuda.amp.autocast": "torch.autocast(device.type)",
+    "torch.cuda.amp.GradScaler": "torch.amp.GradScaler(device.type)",
+    "torch.cuda.amp.custom_fwd": "torch.amp.custom_fwd(device_type=device.type)",
+    "torch.cuda.amp.custom_bwd": "torch.amp.custom_bwd(device_type=device.type)",
+}
+# Device-generic mixed precision -> the parameter that names the device type.
+AMP_WITH_DEVICE = {
+    "torch.autocast": "device_type",
+    "torch.amp.autocast": "device_type",
+    "torch.amp.autocast_mode.autocast": "device_type",
+    "torch.amp.GradScaler": "device",
+    "torch.amp.grad_scaler.GradScaler": "device",
+    "torch.GradScaler": "device",
+}
+
+
+class CudaAmp(Rule):
+    """Mixed precision tied to CUDA: `torch.cuda.amp`, or `torch.autocast("cuda")` unguarded.
+
+    ## What it does
+    Reports
+    - every use of the deprecated, CUDA-only `torch.cuda.amp.autocast`,
+      `torch.cuda.amp.GradScaler`, `torch.cuda.amp.custom_fwd` and
+      `torch.cuda.amp.custom_bwd`, however imported (`from torch.cuda.amp import
+      autocast, GradScaler`, `from torch.cuda import amp`), guarded or not: the
+      deprecation holds on every machine;
+    - outside a CUDA guard, the literal device type `"cuda"` given to the
+      device-generic API: `torch.autocast("cuda")`, `torch.autocast(device_type="cuda")`,
+      `torch.amp.autocast("cuda")`, `torch.amp.GradScaler("cuda")`.
+
+    ## Why is this bad
+    Both only do their work on CUDA. On any other machine PyTorch warns
+    (`UserWarning: CUDA is not available or torch_xla is imported. Disabling autocast.`,
+    `torch.cuda.amp.GradScaler is enabled, but CUDA is not available. Disabling.`)
+    and the code runs in full precision: autocast is off on the CPU, Apple silicon and
+    XPU, where `torch.autocast(device.type)` works, so runs differ in speed, memory and
+    numerics between machines. `torch.cuda.amp.*` also raises `FutureWarning:
+    torch.cuda.amp.autocast(args...) is deprecated. Please use
+    torch.amp.autocast('cuda', args...) instead.` since PyTorch 2.4.
+
+    ## Example
+    ```python
+    from torch.cuda.amp import GradScaler, autocast
+
+    scaler = GradScaler()
+    with autocast():
+        loss = model(x)
+    ```
+
+    ## Use instead
+    Name the device type of the device the model runs on:
+    ```python
+    scaler = torch.amp.GradScaler(device.type)
+    with torch.autocast(device.type):
+        loss = model(x)
+    ```
+
+    ## When it is not reported
+    - A device type chosen at run time: `torch.autocast(device.type)`,
+      `torch.autocast(device_type=dev)`, `torch.autocast("cuda" if use_cuda else "cpu")`,
+      and other literal types (`torch.autocast("cpu")`).
+    - `torch.autocast("cuda")` under a CUDA guard (`if torch.cuda.is_available():`, a flag
+      named `use_cuda`, `if device.type == "cuda":`, ...; TDV101's page lists them all).
+      A guard does not silence `torch.cuda.amp.*`, which is deprecated everywhere.
+    - `torch.autocast("cuda", enabled=False)`: a region that switches CUDA autocast off
+      does the same on every machine.
+    - The import statement itself (`from torch.cuda.amp import autocast`): each use is
+      reported instead.
+
+    ## How to silence it
+    - One line: `with autocast():  # noqa: TDV501`.
+    - A whole project: `extend-ignore = TDV501` in the `[flake8]` section.
+    """
+
+    code = "TDV501"
+    name = "cuda-amp"
+    message = ('mixed precision tied to CUDA is off on every other device; use torch.autocast(device.type) '
+               'and torch.amp.GradScaler(device.type)')
+    triggers = r"autocast|GradScaler|custom_fwd|custom_bwd"
+
+    VALID = [
+        "import torch\nwith torch.autocast(device.type):\n    y = model(x)\n",
+        "import torch\nscaler = torch.amp.GradScaler(device.type, enabled=use_amp)\n",
+        "import torch\nif torch.cuda.is_available():\n    ctx = torch.autocast('cuda')\n",
+    ]
+    INVALID = [
+        "from torch.cuda.amp import autocast\nwith autocast():  # expect: TDV501\n    y = model(x)\n",
+        "import torch\nscaler = torch.cuda.amp.GradScaler()  # expect: TDV501\n",
+        "import torch\nwith torch.autocast('cuda'):  # expect: TDV501\n    y = model(x)\n",
+    ]
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._check_deprecated(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.ctx.parent()
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return  # the last name of an attribute chain: the Attribute is checked
+        self._check_deprecated(node)
+
+    def _check_deprecated(self, node: cst.BaseExpression) -> None:
+        replacement = CUDA_AMP.get(self.ctx.resolve(node) or "")
+        if replacement is None:
+            return
+        if any(isinstance(outer, (cst.Import, cst.ImportFrom)) for outer in self.ctx.stack):
+            return  # the import: its uses are reported
+        deprecated = self.ctx.resolve(node)
+        self.report(node, f"{deprecated} is deprecated and CUDA-only (off on every other device); "
+                          f"use {replacement}")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.guarded:
+            return
+        qualified = self.ctx.resolve(node.func) or ""
+        parameter = AMP_WITH_DEVICE.get(qualified)
+        if parameter is None:
+            return
+        device_type = first_argument(node, parameter)
+        enabled = keyword(node, "enabled")
+        if enabled is not None and isinstance(enabled.value, cst.Name) and enabled.value.value == "False":
+            return  # `@autocast("cuda", enabled=False)`: a region that switches autocast off
+        if device_type is not None and string_value(device_type) == "cuda":
+            api = "torch.amp.GradScaler" if parameter == "device" else "torch.autocast"
+            self.report(device_type, f'{api}("cuda") is off on every other device; '
+                                     f"use {api}(device.type) with the device the model runs on")

@@ -1,0 +1,91 @@
+"""TDV501 cuda-amp: the deprecated torch.cuda.amp API anywhere, and a literal "cuda"
+device type for autocast / GradScaler outside a CUDA guard."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint
+
+ONLY = frozenset({"TDV501"})
+
+
+def tdv501(code: str, **options):
+    return lint(code, enabled=ONLY, **options)
+
+
+REPORTED = {
+    "torch.cuda.amp.autocast()": ("import torch\nwith torch.cuda.amp.autocast():\n    pass\n", [(2, 5)]),
+    "from torch.cuda.amp import": (
+        "from torch.cuda.amp import GradScaler, autocast\nscaler = GradScaler()\nwith autocast(enabled=amp):\n"
+        "    pass\n", [(2, 9), (3, 5)]),
+    "from torch.cuda import amp": ("from torch.cuda import amp\nscaler = amp.GradScaler()\n", [(2, 9)]),
+    "import torch.cuda.amp as amp": ("import torch.cuda.amp as amp\nctx = amp.autocast()\n", [(2, 6)]),
+    "aliased": ("from torch.cuda.amp import autocast as ac\ndef f():\n    with ac():\n        pass\n", [(3, 9)]),
+    "custom_fwd decorator": (
+        "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+        "    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n",
+        [(4, 5)]),
+    "custom_bwd bare decorator": (
+        "from torch.cuda.amp import custom_bwd\nclass F:\n    @custom_bwd\n    def backward(ctx, g):\n        return g\n",
+        [(3, 5)]),
+    "deprecated API under a guard": (
+        "import torch\nif torch.cuda.is_available():\n    scaler = torch.cuda.amp.GradScaler()\n", [(3, 13)]),
+    "deprecated API switched off": ("import torch\nwith torch.cuda.amp.autocast(enabled=False):\n    pass\n", [(2, 5)]),
+    "deprecated API, not called": ("import torch\nScaler = torch.cuda.amp.GradScaler\n", [(2, 9)]),
+    "torch.autocast('cuda')": ("import torch\nwith torch.autocast('cuda'):\n    pass\n", [(2, 20)]),
+    "device_type keyword": ("import torch\nwith torch.autocast(device_type='cuda', dtype=torch.float16):\n    pass\n",
+                            [(2, 32)]),
+    "torch.amp.autocast": ("import torch\nwith torch.amp.autocast('cuda', enabled=use_amp):\n    pass\n", [(2, 24)]),
+    "torch.amp.GradScaler('cuda')": ("import torch\nscaler = torch.amp.GradScaler('cuda')\n", [(2, 30)]),
+    "GradScaler(device=...)": ("import torch\nscaler = torch.amp.GradScaler(device='cuda')\n", [(2, 37)]),
+    "from torch import autocast": ("from torch import autocast\nwith autocast('cuda'):\n    pass\n", [(2, 14)]),
+    "from torch.amp import GradScaler": ("from torch.amp import GradScaler\ns = GradScaler('cuda')\n", [(2, 15)]),
+    "uncalled is_available is no guard": (
+        "import torch\nif torch.cuda.is_available:\n    ctx = torch.autocast('cuda')\n", [(3, 25)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
+def test_reported(code, expected):
+    assert tdv501(code) == [(line, col, "TDV501") for line, col in expected]
+
+
+NOT_REPORTED = {
+    "device.type": "import torch\nwith torch.autocast(device.type):\n    pass\n",
+    "device_type variable": "import torch\nwith torch.autocast(device_type=dev_type, dtype=torch.bfloat16):\n    pass\n",
+    "selection": "import torch\nwith torch.autocast('cuda' if use_cuda else 'cpu'):\n    pass\n",
+    "cpu": "import torch\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    pass\n",
+    "scaler with device.type": "import torch\nscaler = torch.amp.GradScaler(device.type)\n",
+    "scaler without a device": "import torch\nscaler = torch.amp.GradScaler(enabled=False)\n",
+    "guarded by is_available": "import torch\nif torch.cuda.is_available():\n    ctx = torch.autocast('cuda')\n",
+    "guarded by a flag": "import torch\nif args.cuda:\n    scaler = torch.amp.GradScaler('cuda')\n",
+    "guarded by device type": "import torch\nif device.type == 'cuda':\n    ctx = torch.autocast('cuda')\n",
+    "guarded ternary": "import torch\nctx = torch.autocast('cuda') if torch.cuda.is_available() else nullcontext()\n",
+    "autocast switched off": "from torch.amp import autocast\n@autocast('cuda', enabled=False)\ndef f(x):\n    return x\n",
+    "import alone": "from torch.cuda.amp import autocast\n",
+    "another library's autocast": "from apex import amp\nmodel, opt = amp.initialize(model, opt)\nwith autocast('cuda'):\n    pass\n",
+    "torch.cpu.amp": "import torch\nwith torch.cpu.amp.autocast():\n    pass\n",
+    "local autocast": "def autocast(kind):\n    return kind\nwith autocast('cuda'):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
+def test_not_reported(code):
+    assert tdv501(code) == []
+
+
+def test_messages_name_the_replacement():
+    from flake8_torchdevice.engine import Options, lint_source
+    source = ("from torch.cuda.amp import GradScaler\nimport torch\nscaler = GradScaler()\n"
+              "with torch.autocast('cuda'):\n    pass\n")
+    messages = [f.message for f in lint_source(source, "t.py", Options(enabled=ONLY))]
+    assert messages == [
+        "torch.cuda.amp.GradScaler is deprecated and CUDA-only (off on every other device); "
+        "use torch.amp.GradScaler(device.type)",
+        'torch.autocast("cuda") is off on every other device; use torch.autocast(device.type) '
+        "with the device the model runs on"]
+
+
+def test_literal_device_type_is_not_also_tdv102():
+    assert lint("import torch\nwith torch.autocast('cuda'):\n    pass\n") == [(2, 20, "TDV501")]
