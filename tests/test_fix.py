@@ -531,3 +531,21 @@ def test_file_without_fixable_finding_is_not_rewritten(tmp_path):
     before = os.stat(path).st_mtime_ns
     report = fix_path(path)
     assert not report.result.changed and os.stat(path).st_mtime_ns == before
+
+
+def test_overlapping_fixes_the_inner_one_waits_for_the_next_round():
+    # the outer fix rewrites the whole outer call, which holds the inner one: applied
+    # first, the inner one in the next round, and both end fixed
+    result = fix_source("import torch\nx = torch.load(torch.load('a.pt'))\n", "t.py")
+    assert result.text == ("import torch\n"
+                           "x = torch.load(torch.load('a.pt', map_location=\"cpu\"), map_location=\"cpu\")\n")
+    assert [(f.line, f.col) for f in result.fixed_findings] == [(2, 4), (2, 15)]
+    assert result.remaining_findings == []
+
+
+def test_one_round_takes_only_fixes_that_do_not_overlap():
+    from flake8_torchdevice.fix import _fix_round
+
+    text, applied = _fix_round("import torch\nx = torch.load(torch.load('a.pt'))\n", "t.py", Options())
+    assert text == "import torch\nx = torch.load(torch.load('a.pt'), map_location=\"cpu\")\n"
+    assert [(f.line, f.col) for f in applied] == [(2, 4)]
