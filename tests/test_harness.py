@@ -18,7 +18,7 @@ from flake8_torchdevice import harness
 torch = pytest.importorskip("torch")
 
 FIXTURES = harness.fixture_folders(harness.DEFAULT_FIXTURES)
-CORE_RULES = ("TDV101", "TDV102", "TDV201", "TDV202", "TDV203", "TDV301", "TDV401")
+CORE_RULES = ("TDV101", "TDV102", "TDV103", "TDV104", "TDV201", "TDV202", "TDV203", "TDV301", "TDV401")
 
 
 @pytest.mark.parametrize("folder", FIXTURES, ids=[os.path.basename(f) for f in FIXTURES])
