@@ -45,7 +45,7 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
         for root, dirs, files in os.walk(path):
             dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS and not d.endswith(".egg"))
             for name in sorted(files):
-                if name.endswith(".py"):
+                if name.endswith((".py", ".ipynb")):
                     yield os.path.join(root, name)
 
 
@@ -133,7 +133,13 @@ def command_check(args: argparse.Namespace) -> int:
         shown = "stdin" if path == "-" else path
         counts["files"] += 1
         try:
-            findings, skipped = lint_path(path, options)
+            if path.endswith(".ipynb"):
+                from .notebook import lint_notebook_path
+
+                located, skipped = lint_notebook_path(path, options)
+            else:
+                findings, skipped = lint_path(path, options)
+                located = [(None, finding) for finding in findings]
         except Exception as error:  # a bug of ours: report it, go on with the other files
             message = " ".join(str(error).split())[:200]
             print(f"{shown}: internal error: {type(error).__name__}: {message}; "
@@ -146,8 +152,9 @@ def command_check(args: argparse.Namespace) -> int:
             print(f"{shown}: skipped: {skipped}", file=sys.stderr)
             counts["skipped"] += 1
             status = max(status, EXIT_FINDINGS)
-        for finding in findings:
-            print(f"{shown}:{finding.line}:{finding.col + 1}: {finding.text}")
+        for cell, finding in located:  # a notebook's findings as ruff shows them: path:cell N:line:col
+            where = "" if cell is None else f"cell {cell}:"
+            print(f"{shown}:{where}{finding.line}:{finding.col + 1}: {finding.text}")
             counts["findings"] += 1
             status = max(status, EXIT_FINDINGS)
     if args.verbose:

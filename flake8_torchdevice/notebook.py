@@ -263,6 +263,17 @@ def lint_notebook(path: str, options: Options = DEFAULT_OPTIONS) -> List[Tuple[i
     return lint_notebook_text(text, path, options)
 
 
+def lint_notebook_path(path: str, options: Options = DEFAULT_OPTIONS
+                       ) -> Tuple[List[Tuple[int, Finding]], Optional[str]]:
+    """For `check`: the findings with their cells, or a one-line reason the file was skipped."""
+    try:
+        return lint_notebook(path, options), None
+    except SourceError as error:
+        return [], error.reason
+    except OSError as error:
+        return [], f"cannot read: {error.strerror or error}"
+
+
 def moved_to_line(finding: Finding, line: int) -> Finding:
     """The finding moved to another line (its end moved with it), every other field kept."""
     end_line = getattr(finding, "end_line", None)

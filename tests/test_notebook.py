@@ -4,6 +4,7 @@ place, findings at (cell, line, col), changed cells written back in the file's l
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -329,3 +330,38 @@ def test_fix_command_rewrites_a_notebook_file_and_lists_what_is_left(tmp_path, c
     path.write_text("{not json")
     assert run_fix([str(path)], Options()) == 1
     assert capsys.readouterr().err.startswith(f"{path}: skipped: not a Jupyter notebook: invalid JSON")
+
+
+# ------------------------------------------------------------------ the commands
+
+
+def test_check_finds_notebooks_in_folders_and_prints_cells(tmp_path):
+    from conftest import run_module
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text("import torch\nx = m.cuda()\n")
+    (tmp_path / "src" / "explore.ipynb").write_text(as_file(notebook(
+        markdown("# Exploring"), code(["import torch\n", "%matplotlib inline\n", "model = Net().cuda()"]),
+        code(["def broken(:\n", "    pass"]))))
+    (tmp_path / "src" / "notes.txt").write_text("x.cuda()\n")
+    (tmp_path / "bad.ipynb").write_text("{not json")
+    result = run_module("flake8_torchdevice", ["check", "src", "bad.ipynb"], cwd=str(tmp_path))
+    message = ".cuda() hard-codes CUDA and fails without a GPU; use .to(device) with a device chosen at run time"
+    assert result.stdout.splitlines() == [
+        os.path.join("src", "explore.ipynb") + f":cell 2:3:9: TDV101 {message}",
+        os.path.join("src", "explore.ipynb") + ":cell 3:1:13: E999 SyntaxError: invalid syntax",
+        os.path.join("src", "train.py") + f":2:5: TDV101 {message}",
+    ]
+    assert result.stderr.startswith("bad.ipynb: skipped: not a Jupyter notebook: invalid JSON")
+    assert result.returncode == 1
+
+
+def test_fix_command_on_a_notebook(tmp_path):
+    from conftest import run_module
+
+    data = notebook(code(["import torch\n", "!nvidia-smi\n", "state = torch.load('m.pt')"]))
+    (tmp_path / "n.ipynb").write_text(as_file(data))
+    result = run_module("flake8_torchdevice", ["fix", "."], cwd=str(tmp_path))
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "Fixed 1 finding in 1 file.\n")
+    data["cells"][0]["source"][2] = "state = torch.load('m.pt', map_location=\"cpu\")"
+    assert (tmp_path / "n.ipynb").read_text() == as_file(data)
