@@ -134,13 +134,17 @@ def _fix_round(text: str, filename: str, options: Options,
         return (where.start.line, where.start.column), (where.end.line, where.end.column)
 
     lines = text.split("\n")
+    if any(not entry[3].adds_device and not is_suppressed(_finding(entry, positions), lines) for entry in raw):
+        # Fixes that use a device in scope first: they may create one (`torch.device("cuda")`
+        # made a selection), which the next round then uses instead of adding another.
+        raw = [entry for entry in raw if not entry[3].adds_device]
     taken: List[Span] = []
     mapping: Dict[int, object] = {}
     applied: Dict[Finding, None] = {}
     adds_device = False
-    for node, code, message, fix in sorted(raw, key=lambda entry: span(entry[0])):
-        start = positions[node].start
-        finding = Finding(start.line, start.column, code, message, fixable=True)
+    for entry in sorted(raw, key=lambda entry: span(entry[0])):
+        fix = entry[3]
+        finding = _finding(entry, positions)
         if finding in applied or (only is not None and finding != only) or is_suppressed(finding, lines) \
                 or not fix.replacements:
             continue
@@ -164,6 +168,11 @@ def _fix_round(text: str, filename: str, options: Options,
         codes = ", ".join(sorted({f.code for f in applied}))
         raise FixError(f"fixing {codes} would produce code that does not parse ({error}); nothing was changed")
     return code, list(applied)
+
+
+def _finding(entry: tuple, positions) -> Finding:
+    start = positions[entry[0]].start
+    return Finding(start.line, start.column, entry[1], entry[2], fixable=True)
 
 
 class _Replacer(cst.CSTTransformer):

@@ -549,3 +549,68 @@ def test_one_round_takes_only_fixes_that_do_not_overlap():
     text, applied = _fix_round("import torch\nx = torch.load(torch.load('a.pt'))\n", "t.py", Options())
     assert text == "import torch\nx = torch.load(torch.load('a.pt'), map_location=\"cpu\")\n"
     assert [(f.line, f.col) for f in applied] == [(2, 4)]
+
+
+# ---------------------------------------------------------------- TDV101, TDV102
+
+
+def test_101_cuda_call_to_the_device_in_scope_keeps_keywords():
+    assert fixed("""\
+        import torch
+
+        def step(model, batch, device):
+            model.cuda()
+            return model(batch.cuda(non_blocking=True))  # async copy
+        """) == same("""\
+        import torch
+
+        def step(model, batch, device):
+            model.to(device)
+            return model(batch.to(device, non_blocking=True))  # async copy
+        """)
+
+
+def test_101_explicit_index_and_no_device_are_not_fixed():
+    code = "import torch\n\ndef step(model, gpu):\n    model.cuda(gpu)\n    return model.cuda()\n"
+    result = fix_source(code, "t.py")
+    assert result.text == code and [f.fixable for f in result.remaining_findings] == [False, False]
+
+
+def test_101_and_102_with_add_device_and_an_alias():
+    assert fixed("""\
+        import torch as th
+        import torch.nn as nn
+
+        def build():
+            net = nn.Linear(2, 2).cuda()
+            return net, th.zeros(2, device="cuda"), th.ones(2).to("cuda:1")
+        """, add_device=True) == same("""\
+        import torch as th
+        import torch.nn as nn
+
+        device = th.device("cuda" if th.cuda.is_available() else "cpu")
+
+        def build():
+            net = nn.Linear(2, 2).to(device)
+            return net, th.zeros(2, device=device), th.ones(2).to("cuda:1")
+        """)
+
+
+def test_102_where_the_device_is_chosen_gets_the_selection_idiom_and_uses_follow_it():
+    # round 1 turns the constant into a selection; round 2 uses it (nothing is added);
+    # map_location has a fallback of its own, "cpu", taken in round 1
+    assert fixed("""\
+        import torch
+        DEVICE = torch.device('cuda')
+        torch.set_default_device("cuda")
+
+        def run(x):
+            return x.to("cuda"), torch.load("m.pt", map_location="cuda")
+        """, add_device=True) == same("""\
+        import torch
+        DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+        torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
+
+        def run(x):
+            return x.to(DEVICE), torch.load("m.pt", map_location="cpu")
+        """)

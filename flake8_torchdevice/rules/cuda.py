@@ -12,8 +12,8 @@ from typing import Optional
 import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
-                        method_call, string_value)
-from .base import Rule
+                        method_call, positional_args, string_value)
+from .base import Fix, Rule, expression
 
 # `torch.cuda.<name>` functions and classes that raise on a build without CUDA (each one
 # is shown to raise on CPU-only torch by tests/test_cuda_only_apis.py, with its error).
@@ -118,6 +118,15 @@ class CudaCall(Rule):
     (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
     *is* reported: the fallback hides the bug, it does not guard against it.
 
+    ## Fix
+    `flake8-torchdevice fix` turns `x.cuda()` into `x.to(device)`, keeping keywords
+    (`x.cuda(non_blocking=True)` -> `x.to(device, non_blocking=True)`), with the
+    device-aware value in scope (a `device` variable or parameter, a tensor
+    parameter's `.device`, `self.device` set in `__init__`). With none in scope, only
+    `fix --add-device` fixes it, adding `device = torch.device("cuda" if
+    torch.cuda.is_available() else "cpu")` after the imports. `.cuda(1)` and
+    `.cuda(args.gpu)` are not fixed: they pick a GPU that the value in scope may not be.
+
     ## How to silence it
     - One line: `x = x.cuda()  # noqa: TDV101`.
     - A whole project: `extend-ignore = TDV101` in the `[flake8]` section of
@@ -151,7 +160,19 @@ class CudaCall(Rule):
             return
         if self.ctx.resolve(receiver) is not None:
             return  # `some_module.cuda(...)`: a function of an imported module, not a tensor
-        self.report(node)
+        self.report(node, fix=self._fix(node))
+
+    def _fix(self, call: cst.Call) -> Optional[Fix]:
+        """`.cuda()` / `.cuda(non_blocking=True)` -> `.to(device, ...)`; an explicit
+        index (`.cuda(1)`, `.cuda(args.gpu)`) picks a GPU the device in scope may not be."""
+        if positional_args(call) or keyword(call, "device") is not None or any(a.star for a in call.args):
+            return None
+        device, added = self.device_for_fix(call)
+        first = cst.Arg(expression(device), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                        if call.args else cst.MaybeSentinel.DEFAULT)
+        moved = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")),  # type: ignore[attr-defined]
+                                  args=[first, *call.args])
+        return Fix().replace(call, moved).needs_added_device(added)
 
 
 class CudaLiteral(Rule):
@@ -205,6 +226,15 @@ class CudaLiteral(Rule):
       `use_cuda`, `if not torch.cuda.is_available(): return` before it, a
       `@requires_cuda` decorator, ...; TDV101's page lists them all).
 
+    ## Fix
+    `flake8-torchdevice fix` turns the device being chosen into the selection idiom:
+    `torch.device("cuda")`, `torch.set_default_device("cuda")` and
+    `with torch.device("cuda"):` get `"cuda" if torch.cuda.is_available() else
+    "cpu"` (with the file's torch alias and quotes). A use (`device="cuda"`,
+    `.to("cuda")`) gets the device-aware value in scope, or with `fix --add-device`
+    the selection it adds after the imports; `map_location="cuda"` gets that value,
+    else `"cpu"`. `"cuda:1"` and `f"cuda:{rank}"` are not fixed: they name a GPU.
+
     ## How to silence it
     - One line: `device = torch.device("cuda")  # noqa: TDV102`.
     - A whole project: `extend-ignore = TDV102` in the `[flake8]` section.
@@ -247,15 +277,35 @@ class CudaLiteral(Rule):
         for name in self.DEVICE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and is_cuda_literal(arg.value):
-                self.report(arg.value)
+                self.report(arg.value, fix=self._use_fix(arg.value, checkpoint=name == "map_location"))
         if self.ctx.resolve(node.func) in self.DEVICE_FUNCTIONS:
             device = first_argument(node, "type")
             if device is not None and is_cuda_literal(device) and keyword(node, "device") is None:
-                self.report(device)
+                self.report(device, fix=self._selection_fix(device))
         elif method_call(node, "to") is not None and node.args:
             first = node.args[0]
             if first.keyword is None and first.star == "" and is_cuda_literal(first.value):
-                self.report(first.value)
+                self.report(first.value, fix=self._use_fix(first.value))
+
+    def _use_fix(self, literal: cst.BaseExpression, checkpoint: bool = False) -> Optional[Fix]:
+        """`device="cuda"`, `.to("cuda")` -> the device-aware value in scope (else the one
+        `--add-device` adds); `map_location="cuda"` -> that value, else `"cpu"`."""
+        if string_value(literal) != "cuda":
+            return None  # `"cuda:1"`, `f"cuda:{rank}"`: a chosen GPU, which the value in scope may not be
+        if checkpoint:
+            return Fix().replace(literal, self.ctx.device_in_scope(literal) or '"cpu"')
+        device, added = self.device_for_fix(literal)
+        return Fix().replace(literal, device).needs_added_device(added)
+
+    def _selection_fix(self, literal: cst.BaseExpression) -> Optional[Fix]:
+        """`torch.device("cuda")` -> `torch.device("cuda" if torch.cuda.is_available() else "cpu")`:
+        where the device is chosen, the selection idiom."""
+        torch = next((name for scope in reversed(self.ctx.scopes) for name, qualified in scope.bindings.items()
+                      if qualified == "torch"), None)
+        if string_value(literal) != "cuda" or not isinstance(literal, cst.SimpleString) or torch is None:
+            return None
+        quote = literal.quote
+        return Fix().replace(literal, f"{literal.value} if {torch}.cuda.is_available() else {quote}cpu{quote}")
 
     def _in_parameter_default(self) -> bool:
         """`def f(device=torch.device("cuda"))`: a default, reported only on request."""
