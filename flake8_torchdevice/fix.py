@@ -134,7 +134,8 @@ def _fix_round(text: str, filename: str, options: Options,
         return (where.start.line, where.start.column), (where.end.line, where.end.column)
 
     lines = text.split("\n")
-    if any(not entry[3].adds_device and not is_suppressed(_finding(entry, positions), lines) for entry in raw):
+    if only is None and any(not entry[3].adds_device and not is_suppressed(_finding(entry, positions), lines)
+                            for entry in raw):
         # Fixes that use a device in scope first: they may create one (`torch.device("cuda")`
         # made a selection), which the next round then uses instead of adding another.
         raw = [entry for entry in raw if not entry[3].adds_device]

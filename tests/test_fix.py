@@ -614,3 +614,12 @@ def test_102_where_the_device_is_chosen_gets_the_selection_idiom_and_uses_follow
         def run(x):
             return x.to(DEVICE), torch.load("m.pt", map_location="cpu")
         """)
+
+
+def test_only_one_finding_an_editors_quick_fix():
+    code = "import torch\nDEVICE = torch.device('cuda')\nx = torch.ones(2).cuda()\n"
+    findings = lint_source(code, "t.py", Options(add_device=True))
+    cuda_call = next(f for f in findings if f.code == "TDV101")
+    result = fix_source(code, "t.py", add_device=True, only=cuda_call)
+    assert result.text == ("import torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+                           "DEVICE = torch.device('cuda')\nx = torch.ones(2).to(device)\n")
