@@ -129,8 +129,64 @@ def test_remedy_names_a_device_value_in_scope():
     assert "device=x.device" in finding.message and "x.new_zeros(...)" in finding.message
 
 
-@pytest.mark.xfail(strict=True, reason="TDV201 misses a factory in a function nested in forward "
-                                       "that closes over forward's input")
 def test_nested_function_in_forward():
     code = forward("def helper():\n    return x + torch.ones(3)\nreturn helper()")
     assert tdv201(code) == [(6, 23, "TDV201")]
+
+
+# ------------------------------------------------------------------ beyond modules (issue 8, part 2)
+
+HELPERS_REPORTED = {
+    "accumulator added to with a device value": (
+        "import torch\ndef evaluate(model, loader, device):\n    correct = torch.zeros(1)\n"
+        "    for images, labels in loader:\n        images, labels = images.to(device), labels.to(device)\n"
+        "        predictions = model(images).argmax(dim=1)\n        correct = correct + (predictions == labels).sum()\n"
+        "    return correct\n", [(3, 14)]),
+    "accumulator with +=": (
+        "import torch\ndef evaluate(model, loader, device):\n    correct = torch.zeros(1)\n"
+        "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+        "        correct += (model(x).argmax(1) == y).sum()\n    return correct\n", [(3, 14)]),
+    "plain helper cats with its tensor argument": (
+        "import torch\ndef prepend_start_token(x):\n    start = torch.zeros(x.size(0), 1, x.size(2))\n"
+        "    return torch.cat([start, x], dim=1)\n", [(3, 12)]),
+    "plain helper with an annotated tensor": (
+        "import torch\ndef shift(x: torch.Tensor):\n    return x + torch.ones(3)\n", [(3, 15)]),
+    "plain helper compares": (
+        "from torch import Tensor\nimport torch\ndef first_match(x: Tensor):\n    return x == torch.arange(3)\n",
+        [(4, 16)]),
+    "CPU tensor indexed by a mask from the input": (
+        "import torch\ndef lookup(x: torch.Tensor):\n    table = torch.arange(10)\n    return table[x > 0]\n",
+        [(3, 12)]),
+    "written into the input": (
+        "import torch\ndef clear(x: torch.Tensor):\n    x[0] = torch.zeros(3)\n    return x\n", [(3, 11)]),
+    "type(x.type()) is not a move to x's device": (
+        forward("m = torch.ones(3).type(x.type())\nreturn x * m"), [(5, 12)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", HELPERS_REPORTED.values(), ids=list(HELPERS_REPORTED))
+def test_helpers_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+HELPERS_NOT_REPORTED = {
+    "parameter of unknown kind": "import torch\ndef shift(a):\n    return a + torch.ones(3)\n",
+    "data pipeline helper": "import torch\ndef transform(img: torch.Tensor):\n    return img + torch.zeros(3)\n",
+    "only its shape is read": "import torch\ndef make_mask(x: torch.Tensor):\n    return torch.ones(x.size(0))\n",
+    "index only": "import torch\ndef pick(x: torch.Tensor):\n    return x[torch.arange(3)]\n",
+    "0-dim scalar": "import torch\ndef scale(x: torch.Tensor):\n    return x * torch.tensor(2.0)\n",
+    "moved before use": (
+        "import torch\ndef pad(x: torch.Tensor):\n    z = torch.zeros(3)\n    z = z.to(x.device)\n    return x + z\n"),
+    "accumulator of CPU values": (
+        "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
+        "    return total\n"),
+    "accumulator of Python numbers from the device": (
+        "import torch\ndef evaluate(model, loader, device):\n    correct = torch.zeros(1)\n"
+        "    for x, y in loader:\n        x = x.to(device)\n        correct += (model(x).argmax(1) == y.to(device)).sum().item()\n"
+        "    return correct\n"),
+}
+
+
+@pytest.mark.parametrize("code", HELPERS_NOT_REPORTED.values(), ids=list(HELPERS_NOT_REPORTED))
+def test_helpers_not_reported(code):
+    assert tdv201(code) == []

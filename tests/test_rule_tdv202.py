@@ -41,6 +41,14 @@ REPORTED = {
     "dict of tensors": (module("self.t = {'a': torch.ones(n)}", "return x + self.t['a']"), [(7, 8)]),
     "in a helper __init__ calls": (
         module("self._build(n)", extra="def _build(self, n):\n    self.t = torch.ones(n)"), [(11, 8)]),
+    "cache built once with the input's device": (
+        module("self.t = None", "if self.t is None or self.t.size(0) < 3:\n"
+               "    self.t = torch.ones(3, 3, device=x.device).triu(1)\nreturn x @ self.t"), [(10, 12)]),
+    "cache built once under hasattr": (
+        module("pass", "if not hasattr(self, 't'):\n    self.t = x.new_ones(3)\nreturn x @ self.t"), [(10, 12)]),
+    "built in a helper named like a builder": (
+        module("pass", extra="def _build_anchors(self, sizes):\n    self.t = torch.tensor(sizes).view(1, -1)"),
+        [(11, 8)]),
     "cache set in forward": (
         module("self.t = None", "if self.t is None:\n    self.t = torch.triu(torch.ones(3, 3))\nreturn x @ self.t"),
         [(10, 12)]),
@@ -86,8 +94,22 @@ NOT_REPORTED = {
     "device= given": module("self.t = torch.ones(n, device=device)"),
     "**kwargs": module("self.t = torch.ones(n, **kw)"),
     "moved to a run-time device": module("self.t = torch.ones(n).to(device)"),
-    "cache with the input's device": module(
-        "self.t = None", "if self.t is None:\n    self.t = torch.ones(3, 3, device=x.device)\nreturn x @ self.t"),
+    "cache rebuilt when the device changes": module(
+        "self.t = None", "if self.t is None or self.t.device != x.device:\n"
+        "    self.t = torch.ones(3, 3, device=x.device)\nreturn x @ self.t"),
+    "cache rebuilt at every call": module("self.t = None", "self.t = torch.ones(3, device=x.device)\nreturn x @ self.t"),
+    "placeholder list refreshed element by element": module(
+        "self.t = [torch.zeros(1)] * n",
+        "for i in range(3):\n    if self.t[i].shape != x.shape:\n        self.t[i] = make_grid(x)\n"
+        "return x + self.t[0]"),
+    "one-off cache outside forward (RepVGG reparameterisation)": module(
+        "pass", "return x * self.t", extra="def fuse(self, w):\n    if not hasattr(self, 't'):\n"
+        "        self.t = torch.zeros_like(w)"),
+    "read only to save it": module(
+        "self.t = torch.IntTensor([0, 0, 0])", "return x",
+        extra="def save_weights(self, path):\n    self.t.numpy().tofile(path)"),
+    "anchors built by a method whose argument is a tensor": module(
+        "pass", "self.set_anchors(x)\nreturn x * self.t", extra="def set_anchors(self, a):\n    self.t = torch.tensor(a)"),
     "cache from new_zeros / zeros_like": module(
         "self.t = None", "self.t = x.new_zeros(3)\nself.u = torch.zeros_like(x)\nreturn x + self.t + self.u"),
     "cache with type_as": module("self.t = None", "self.t = torch.ones(3).type_as(x)\nreturn x + self.t"),

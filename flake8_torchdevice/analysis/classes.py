@@ -30,6 +30,11 @@ _MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
 REGISTERING_CONSTRUCTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 # Methods that move a tensor; a read `self.x.to(x.device)` follows the input.
 _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
+# Method names that say they run while the module is built: `reset_parameters`,
+# `_init_weights`, `_build_anchors`, `make_layers`, ...
+INIT_TIME_NAME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+# Methods that read attributes to save, load or show them, not to compute with the input.
+_IO_METHOD_RE = re.compile(r"save|load|export|dump|write|state_dict|repr|print|log", re.I)
 # Overriding one of these means the class moves its own plain tensors.
 _MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
 
@@ -68,6 +73,10 @@ class AttributeAssignment:
     value: cst.BaseExpression
     fixed_tensor: bool  # a tensor whose device was fixed where it was made (`ValueKinds.is_fixed_tensor`)
     kind: Optional[str]  # `ValueKinds.kind_of(value)`
+    # set under `if self.<name> is None:` (or `not hasattr(self, "<name>")`) without a
+    # device check: a cache built once, on whatever device the first call had
+    built_once: bool = False
+    element: bool = False  # `self.<name>[k] = value`: one element of a container attribute
 
 
 @dataclass
@@ -104,7 +113,7 @@ class ClassInfo:
         """`__init__` and the methods it uses on `self`, transitively: they run before the
         module can be moved."""
         done: Set[str] = set()
-        todo = ["__init__"]
+        todo = ["__init__", *(name for name in self.methods if INIT_TIME_NAME_RE.search(name))]
         while todo:
             method = todo.pop()
             if method in done:
@@ -116,6 +125,11 @@ class ClassInfo:
     def is_registered(self, name: str) -> bool:
         """`nn.Module.__setattr__` treats `self.<name> = t` as a buffer or parameter update."""
         return any(name in info.buffers or name in info.parameters for info in self.lineage())
+
+    def is_init_time(self, method: str) -> bool:
+        """Does `method` run while the module is built (as far as the walk has seen)?"""
+        return method == "__init__" or INIT_TIME_NAME_RE.search(method) is not None \
+            or method in self.init_time_methods()
 
     def moves_its_tensors(self) -> bool:
         """It overrides `_apply`/`to`/`cuda`: plain tensor attributes move with it."""
@@ -180,6 +194,8 @@ class ClassFacts:
         parent = self.ctx.parent()
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign) and parent.target is node):
             return
+        if _IO_METHOD_RE.search(method):
+            return  # save_weights, export: the value goes to a file, not into a computation
         info.reads.setdefault(name, []).append((method, self._moved_where_read(node)))
 
     def _moved_where_read(self, node: cst.CSTNode) -> bool:
@@ -246,6 +262,13 @@ class ClassFacts:
         if method is None:
             return
         info = method[0]
+        if isinstance(target, cst.Subscript) and self._self_attribute(target.value) not in (None, "_buffers"):
+            name = self._self_attribute(target.value)
+            kinds = self.ctx.kinds
+            info.assignments.append(AttributeAssignment(  # type: ignore[arg-type]
+                name, method[1], target.value, value, kinds.is_fixed_tensor(value), kinds.kind_of(value),
+                element=True))
+            return
         if isinstance(target, cst.Subscript) and dotted_name(target.value) == f"{method[2]}._buffers":
             element = target.slice[0].slice if len(target.slice) == 1 else None
             name = string_value(element.value) if isinstance(element, cst.Index) else None
@@ -261,7 +284,24 @@ class ClassFacts:
             (info.parameters if "Parameter" in (last_identifier(value.func) or "") else info.buffers).add(name)
         kinds = self.ctx.kinds
         info.assignments.append(AttributeAssignment(name, method[1], target, value,  # type: ignore[arg-type]
-                                                    kinds.is_fixed_tensor(value), kinds.kind_of(value)))
+                                                    kinds.is_fixed_tensor(value), kinds.kind_of(value),
+                                                    built_once=self._under_once_test(name, method[2])))
+
+    def _under_once_test(self, name: str, self_name: str) -> bool:
+        """Is the assignment under `if self.<name> is None:` / `if not hasattr(self, "<name>"):`
+        whose test does not look at a device?"""
+        for node in reversed(self.ctx.stack):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(node, cst.If):
+                test = cst.Module([]).code_for_node(node.test)
+                if "device" in test or "is_cuda" in test:
+                    return False
+                attribute = f"{self_name}.{name}"
+                return (re.search(rf"{re.escape(attribute)}\s+is\s+None\b", test) is not None
+                        or re.search(rf"(hasattr|getattr)\(\s*{re.escape(self_name)}\s*,\s*['\"]{name}['\"]",
+                                     test) is not None)
+        return False
 
 
 def _moves_anything(node: cst.CSTNode) -> bool:

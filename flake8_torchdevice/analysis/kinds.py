@@ -62,6 +62,7 @@ TENSOR_ONLY_METHODS = frozenset({
     "clamp", "clamp_", "clamp_min", "clamp_max", "long", "int", "bool", "byte", "topk", "chunk",
     "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
     "zero_", "fill_", "uniform_", "normal_", "numpy", "pin_memory", "is_floating_point", "numel",
+    "size",  # called: arrays and images have `.size` as an attribute
 })
 # Methods of a tensor that do not return a tensor.
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
@@ -207,6 +208,8 @@ class ValueKinds:
             return self.is_fixed_tensor(node.value)
         if isinstance(node, cst.UnaryOperation):
             return self.is_fixed_tensor(node.expression)
+        if isinstance(node, cst.IfExp):
+            return self.is_fixed_tensor(node.body) or self.is_fixed_tensor(node.orelse)
         if isinstance(node, cst.BinaryOperation):
             return self._only_fixed_tensors([node.left, node.right])
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -242,9 +245,7 @@ class ValueKinds:
                 return False
             if last in FACTORIES:
                 # construction-time arguments are Python data; elsewhere a parameter may be a tensor
-                function = self.ctx.current_function
-                maybe_tensors = () if function is None or function.name.value == "__init__" \
-                    else self.ctx.function_scope().params
+                maybe_tensors = () if self._in_construction() else self.ctx.function_scope().params
                 return not self.is_scalar_factory(last, call, maybe_tensors)
             if head == "torch" and (last in ("from_numpy", "frombuffer") or last in LEGACY_TENSOR_TYPES):
                 return True
@@ -267,6 +268,13 @@ class ValueKinds:
                     and not (string_value(target) or "").startswith("cuda"):
                 return False  # .to(device), .to(x): follows a run-time device
         return self.is_fixed_tensor(receiver)
+
+    def _in_construction(self) -> bool:
+        """In `__init__` or a method that builds the module: arguments are Python data."""
+        function, info = self.ctx.current_function, self.ctx.current_class
+        if function is None or info is None:
+            return False
+        return info.is_init_time(function.name.value)
 
     def is_scalar_factory(self, factory: str, call: cst.Call, maybe_tensors: Container[str] = ()) -> bool:
         """Calls whose result is not a CPU tensor that can meet the model's tensors:

@@ -47,6 +47,9 @@ _LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sam
 _BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
 _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 _NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim", re.I)
+# Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
+_DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
+                               r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
 _INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 # Where a factory's value is used, seen from the factory outwards.
@@ -67,12 +70,14 @@ class _Frame:
     params: List[str] = field(default_factory=list)
     tensor_params: Set[str] = field(default_factory=set)  # parameters that may hold tensors
     returns_to_caller: bool = False  # forward / loss: the return value leaves the module
+    # a plain function receiving tensors: mixing a new CPU tensor with a parameter known to
+    # be a tensor (annotated, or used with a tensor-only method) is reported
+    helper: bool = False
 
 
 @dataclass
 class _ClassFrame:
     node: cst.ClassDef
-    init_refs: Set[str] = field(default_factory=set)  # self.<name> used in __init__
     findings: List[Tuple[str, cst.Call, str]] = field(default_factory=list)
 
 
@@ -198,9 +203,11 @@ class FactoryWithoutDevice(Rule):
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         frame = self._classes.pop()
+        info = self.ctx.current_class
+        init_time = info.init_time_methods() if info is not None else set()
         for method_name, call, message in frame.findings:
             # Methods that __init__ uses run before the module is moved: CPU is right there.
-            if method_name not in frame.init_refs:
+            if method_name not in init_time:
                 self.report(call, message)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -222,8 +229,16 @@ class FactoryWithoutDevice(Rule):
                 strict = True
         elif info is None and _LOSS_FUNCTION_RE.search(name):
             strict = True
+        outer = self._frames[-1] if self._frames else None
+        if info is None and isinstance(getattr(outer, "node", None), cst.FunctionDef) and outer.strict:
+            # a function nested in forward closes over forward's tensors
+            strict, method_name = True, outer.method_name
+            tensor_params = tensor_params | (outer.tensor_params - set(params))
+            device_names = outer.device_names + device_names
         frame = _Frame(node, strict=strict, method_name=method_name, params=params)
         frame.returns_to_caller = strict and (method_name is None or name in ("forward", "__call__"))
+        frame.helper = (not strict and info is None and bool(tensor_params) and not _INIT_TIME_RE.search(name)
+                        and not _BUILDER_RE.search(name) and not _DATA_PIPELINE_RE.search(name))
         frame.device_names = device_names
         frame.tensor_params = tensor_params
         self._frames.append(frame)
@@ -236,13 +251,6 @@ class FactoryWithoutDevice(Rule):
         return self._frames[-1]
 
     # ------------------------------------------------------------ events
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        # Remember which methods __init__ uses (`self._init_weights`, `self.apply(self._init)`).
-        if (self._classes and len(self._frames) > 1 and isinstance(self._frame.node, cst.FunctionDef)
-                and self._frame.node.name.value == "__init__" and isinstance(node.value, cst.Name)
-                and node.value.value == "self"):
-            self._classes[-1].init_refs.add(node.attr.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
@@ -265,6 +273,13 @@ class FactoryWithoutDevice(Rule):
                     self._bind(name_element.value, value_element.value, node)
             else:
                 self._bind(target.target, node.value, node)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        # an accumulator: `correct = torch.zeros(1)`, then `correct += (pred == y).sum()`
+        target = node.target
+        if isinstance(target, cst.Name) and target.value in self._frame.pending \
+                and self._involves_tensor_operand(node.value):
+            self._report(self._frame.pending.pop(target.value)[0])
 
     def leave_Expr(self, node: cst.Expr) -> None:
         # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
@@ -328,6 +343,9 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Index, cst.Slice, cst.SubscriptElement)):
                 return NEUTRAL, None  # indexing with a CPU index tensor is allowed
             if isinstance(parent, cst.Subscript):
+                if any(isinstance(e.slice, cst.Index) and self._involves_tensor_operand(e.slice.value)
+                       for e in parent.slice):
+                    return BAD, None  # cpu_t[mask] with a mask computed from a device tensor
                 child, depth = parent, depth + 1  # torch.arange(n)[None]: still this tensor
                 continue
             if isinstance(parent, (cst.UnaryOperation, cst.IfExp)):
@@ -342,6 +360,11 @@ class FactoryWithoutDevice(Rule):
                 child, depth = parent, depth + 1  # arithmetic with numbers or unknowns
                 continue
             if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+                comparison = parent if isinstance(parent, cst.Comparison) else self.ctx.parent(depth + 1)
+                if isinstance(comparison, cst.Comparison):
+                    others = [comparison.left] + [target.comparator for target in comparison.comparisons]
+                    if any(other is not child and self._is_tensor_operand(other) for other in others):
+                        return BAD, None  # x == torch.arange(n): compared across devices
                 child, depth = parent, depth + 1
                 continue
             if isinstance(parent, (cst.If, cst.While, cst.Assert)):
@@ -368,6 +391,9 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
                            else [parent.target])
+                if child is parent.value and any(isinstance(t, cst.Subscript) and self._is_tensor_operand(t.value)
+                                                 for t in targets):
+                    return BAD, None  # x[idx] = torch.zeros(n): written into a device tensor
                 if child is not parent.value or len(targets) != 1 or not isinstance(targets[0], cst.Name):
                     return NEUTRAL, None  # self.x = ...: an attribute, not a local; tuples and subscripts: unsure
                 return NEUTRAL, (targets[0].value, parent)
@@ -397,6 +423,8 @@ class FactoryWithoutDevice(Rule):
         if tensor_op or self._frame.strict:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
             others = [a.value for a in call.args if a is not arg]
+            if isinstance(arg.value, (cst.List, cst.Tuple)):
+                others.append(arg.value)  # torch.cat([t, x]): its neighbours in the list
             if isinstance(call.func, cst.Attribute):
                 others.append(call.func.value)
             for other in others:
@@ -449,14 +477,47 @@ class FactoryWithoutDevice(Rule):
             return device is not None and (self._is_device_value(device.value) or is_cuda_literal(device.value))
         if isinstance(node, cst.BinaryOperation):
             return self._is_device_tensor(node.left) or self._is_device_tensor(node.right)
+        if isinstance(node, cst.Comparison):
+            return self._is_device_tensor(node.left) or any(
+                self._is_device_tensor(target.comparator) for target in node.comparisons)
+        if isinstance(node, cst.Subscript):
+            return self._is_device_tensor(node.value)
+        if isinstance(node, cst.Call):
+            # computed from a device tensor: `logits.argmax(1)`, `model(images)` of moved images
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON \
+                    and self._is_device_tensor(node.func.value):
+                return True
+            callee = last_identifier(node.func) or ""
+            return (callee not in NEUTRAL_CALLEES and not self.ctx.resolve(node.func)
+                    and any(arg.keyword is None and self._is_device_tensor(arg.value) for arg in node.args))
         return False
 
     def _is_tensor_operand(self, node: cst.CSTNode) -> bool:
-        """Known to be a tensor on the model's device: a device tensor anywhere, and in
-        device-sensitive code also a tensor parameter (`x` of `forward(self, x)`)."""
+        """Known to be a tensor on the model's device: a device tensor anywhere, in
+        device-sensitive code also a tensor parameter (`x` of `forward(self, x)`), and in
+        a plain helper a parameter known to be a tensor (`x: Tensor`, `x.size(0)`)."""
         if self._is_device_tensor(node):
             return True
-        return self._frame.strict and isinstance(node, cst.Name) and node.value in self._frame.tensor_params
+        frame = self._frame
+        if not isinstance(node, cst.Name) or node.value not in frame.tensor_params:
+            return False
+        return frame.strict or (frame.helper and self.ctx.kinds.is_tensor(node))
+
+    def _involves_tensor_operand(self, node: cst.CSTNode) -> bool:
+        """A tensor operand, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""
+        if self._is_tensor_operand(node):
+            return True
+        if isinstance(node, cst.Comparison):
+            return self._involves_tensor_operand(node.left) or any(
+                self._involves_tensor_operand(target.comparator) for target in node.comparisons)
+        if isinstance(node, cst.BinaryOperation):
+            return self._involves_tensor_operand(node.left) or self._involves_tensor_operand(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self._involves_tensor_operand(node.expression)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value not in TO_PYTHON:
+            return self._involves_tensor_operand(node.func.value)
+        return False
 
     def _is_load(self, node: cst.Name) -> bool:
         parent = self.ctx.parent()
@@ -531,7 +592,11 @@ class UnregisteredTensorAttribute(Rule):
     it was made and `<name>` is neither a registered buffer nor a parameter:
     - in `__init__` and the helpers it calls on `self` (`self._build()`);
     - caches set later, in `forward` or any other method
-      (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`).
+      (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`);
+    - caches that `forward` builds once (under `if self.mask is None:`,
+      `if not hasattr(self, "mask"):`, with no device check), even with
+      `device=x.device`: they keep the device of the first call, and a model run once on
+      the CPU (a dry run, a summary) and then moved keeps a CPU mask.
 
     The value is followed: tensor factories without `device=` (`torch.ones`,
     `torch.tensor([...])`, `torch.tensor(values)`), `torch.from_numpy(...)`, legacy
@@ -581,13 +646,17 @@ class UnregisteredTensorAttribute(Rule):
       file, `self._buffers["name"] = ...`) or a parameter (`self.w = nn.Parameter(...)`,
       `register_parameter`); assigning a tensor to a buffer's name updates the buffer.
     - The tensor follows a run-time device: `device=` given (`device=x.device` in a
-      cache built in `forward`), `**kwargs`, `.to(device)`, `.to(x)`, `.type_as(x)`,
-      `x.new_zeros(...)`, `torch.zeros_like(x)`, a tensor computed from the input.
+      cache rebuilt when it does not fit: `if self.mask is None or self.mask.device != x.device:`),
+      `**kwargs`, `.to(device)`, `.to(x)`, `.type_as(x)`, `x.new_zeros(...)`,
+      `torch.zeros_like(x)`, a tensor computed from the input.
     - The attribute is moved where it is used (`self.pe.to(x.device)`,
       `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
-      refreshed at run time with a tensor that is not fixed.
+      refreshed at run time with a tensor that is not fixed (also element by element:
+      `self.grids[i] = grid` in `forward`).
     - The attribute is never read outside construction time (`__init__` and the methods
-      it calls), so its device never meets the input.
+      it calls or that say they build: `_build_*`, `reset_parameters`, ...) or outside
+      methods that save, load or show it (`save_weights`, `export`, `__repr__`), so its
+      device never meets the input.
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
       `torch.tensor(2.0)`, `torch.Size`, dtypes, generators.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
@@ -603,7 +672,8 @@ class UnregisteredTensorAttribute(Rule):
     code = "TDV202"
     name = "unregistered-tensor-attribute"
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
-    triggers = r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b"
+    triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b"
+                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b")
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -612,7 +682,7 @@ class UnregisteredTensorAttribute(Rule):
         "    def forward(self, x):\n        return x * self.w + self.pe[: x.shape[0]]\n",
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.mask = None\n"
-        "    def forward(self, x):\n        if self.mask is None:\n"
+        "    def forward(self, x):\n        if self.mask is None or self.mask.device != x.device:\n"
         "            self.mask = torch.ones(x.shape[0], device=x.device)\n        return x * self.mask\n",
         "import torch\nclass Sampler:\n    def __init__(self):\n        self.weights = torch.ones(10)\n"
         "    def sample(self, n):\n        return torch.multinomial(self.weights, n)\n",
@@ -639,6 +709,8 @@ class UnregisteredTensorAttribute(Rule):
                     isinstance(t, (ast.Attribute, ast.Tuple, ast.List))
                     for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])) for sub in nodes):
                 continue
+            if any(isinstance(sub, ast.If) and _is_once_test(sub.test) for sub in nodes):
+                return True  # a cache built once (`if self.mask is None: self.mask = ...`)
             calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
             registered = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
             if any((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
@@ -661,13 +733,19 @@ class UnregisteredTensorAttribute(Rule):
             for attribute, reads in cls.reads.items():
                 run_time_reads.setdefault(attribute, []).extend(
                     moved for method, moved in reads if method not in init_time)
-            # set again at run time from a value that is not fixed (`self.h = x.mean(0)`)
-            refreshed.update(a.name for a in cls.assignments
-                             if a.method not in init_time and not a.fixed_tensor and not _is_constant(a.value))
+            # set again at run time from a value that is not fixed (`self.h = x.mean(0)`,
+            # `self.grids[i] = grid`), not as a cache built once
+            refreshed.update(a.name for a in cls.assignments if a.method not in init_time and not a.fixed_tensor
+                             and not a.built_once and not _is_constant(a.value))
         reported: Set[str] = set()
         for assignment in info.assignments:
             name = assignment.name
-            if not assignment.fixed_tensor or name in reported or name in refreshed or info.is_registered(name):
+            # a cache from the input's device goes stale only when forward builds it once
+            # (not a one-off such as RepVGG's reparameterisation helpers)
+            stale = assignment.fixed_tensor or (assignment.built_once and assignment.kind == TENSOR
+                                                and assignment.method in ("forward", "__call__"))
+            if not stale or assignment.element or name in reported or name in refreshed \
+                    or info.is_registered(name):
                 continue
             reads = run_time_reads.get(name, [])
             if not reads or any(reads):
@@ -687,6 +765,16 @@ class UnregisteredTensorAttribute(Rule):
 # Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
 _CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
+
+
+def _is_once_test(test: ast.expr) -> bool:
+    """`self.x is None`, `not hasattr(self, "x")`, `getattr(self, "x", None) is None`."""
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.Compare) and isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is):
+            return True
+        if isinstance(sub, ast.Call) and _ast_callee(sub) in ("hasattr", "getattr"):
+            return True
+    return False
 
 
 def _ast_callee(call: ast.Call) -> Optional[str]:
