@@ -170,6 +170,10 @@ def test_helpers_reported(code, expected):
 
 
 HELPERS_NOT_REPORTED = {
+    "else arm of a GPU flag": forward(
+        "if self.gpu_mode:\n    noise = torch.rand(x.size()).cuda()\nelse:\n    noise = torch.rand(x.size())\n"
+        "return x + noise"),
+    "copied by new_tensor": forward("return x * x.new_tensor(torch.rand(3, 1))"),
     "parameter of unknown kind": "import torch\ndef shift(a):\n    return a + torch.ones(3)\n",
     "data pipeline helper": "import torch\ndef transform(img: torch.Tensor):\n    return img + torch.zeros(3)\n",
     "only its shape is read": "import torch\ndef make_mask(x: torch.Tensor):\n    return torch.ones(x.size(0))\n",

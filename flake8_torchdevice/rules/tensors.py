@@ -96,9 +96,18 @@ class FactoryWithoutDevice(Rule):
       hold tensors. There the tensor is reported when it is combined with a tensor
       argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
       outside `torch`, added into something with `+=`, or returned from `forward`
-      or a loss;
+      or a loss; functions nested in `forward` close over its tensors and count too;
+    - in any plain function, whatever its name, that receives a tensor (a parameter
+      annotated `torch.Tensor` or used as one: `x.size(0)`, `x.unsqueeze(1)`): when
+      the new tensor is combined with it (arithmetic, comparison, `torch.cat`/`stack`/
+      `where`), indexes with a mask computed from it (`table[x > 0]`), or is written
+      into it (`x[i] = torch.zeros(n)`);
     - anywhere: when it is combined with a tensor known to be on a device chosen at
-      run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`).
+      run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
+      is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
+      accumulator (`correct = torch.zeros(1)`, then `correct += (pred == y).sum()`).
+
+    `t.type(x.type())` is no move to `x`'s device: it goes to the *current* CUDA device.
 
     The message names a device-aware value in scope for the fix (`device=x.device`,
     `x.new_zeros(...)`).
@@ -151,8 +160,13 @@ class FactoryWithoutDevice(Rule):
       they build or reset it (`reset_parameters`, `_init_weights`, `build_*`,
       `make_*`, `create_*`, `get_*`), methods `__init__` calls, static and class
       methods; and functions without parameters that may hold tensors.
+    - Code that only runs without CUDA (the `else:` arm of `if torch.cuda.is_available():`
+      or of `if self.gpu_mode:`): every tensor there is on the CPU.
+    - `x.new_tensor(torch.rand(n))`: `new_tensor` copies its argument to `x`'s device.
     - Code that is CPU by design and meets no device tensor: data pipelines
-      (`Dataset.__getitem__`, `collate_fn`, transforms), scripts, utilities.
+      (`Dataset.__getitem__`, `collate_fn`, transforms, functions named like
+      `transform`, `collate`, `preprocess`, `load_*`), scripts, utilities; plain
+      functions whose parameters are not known to be tensors.
 
     CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
 
@@ -254,7 +268,8 @@ class FactoryWithoutDevice(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
-        if factory is None or self._has_device(node) or self.ctx.kinds.is_scalar_factory(
+        # in the `else:` arm of a CUDA test every tensor is on the CPU
+        if factory is None or self.ctx.cpu_only or self._has_device(node) or self.ctx.kinds.is_scalar_factory(
                 factory, node, self._frame.tensor_params):
             return
         self._follow(node, node)
@@ -413,8 +428,8 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL
         if callee[:1].isupper() and not self.ctx.resolve(call.func):
             return NEUTRAL  # SomeLoss(weight=t): a constructor that usually registers t
-        if method_call(call, *MOVERS) is not None:
-            return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype
+        if method_call(call, *MOVERS, "new_tensor") is not None:
+            return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
         if self._is_device_tensor(call.func):
