@@ -180,3 +180,42 @@ def test_nested_module_class_in_a_function_is_checked():
         "            self.t = torch.ones(3)\n        def forward(self, x):\n            return x * self.t\n"
         "    return Inner()\n")
     assert tdv202(code) == [(8, 12, "TDV202")]
+
+
+# ------------------------------------------------------------------ fix
+
+
+def fixed(code: str) -> str:
+    from flake8_torchdevice.fix import fix_source
+
+    result = fix_source(code, "t.py")
+    again = fix_source(result.text, "t.py")
+    assert again.text == result.text, "a second fix changed something"
+    return result.text
+
+
+def test_fix_registers_a_buffer_where_the_tensor_was_assigned():
+    code = module("self.t = torch.arange(n).float()[None]  # table\nself.u = 1")
+    assert fixed(code) == code.replace(
+        "self.t = torch.arange(n).float()[None]  # table",
+        'self.register_buffer("t", torch.arange(n).float()[None], persistent=False)  # table')
+
+
+def test_fix_in_a_helper_init_calls():
+    code = module("self._build(n)", extra="def _build(self, n):\n    self.t = torch.ones(n)")
+    assert fixed(code) == code.replace("self.t = torch.ones(n)",
+                                       'self.register_buffer("t", torch.ones(n), persistent=False)')
+
+
+@pytest.mark.parametrize("code", [
+    module("self.t = None", "if self.t is None:\n    self.t = torch.triu(torch.ones(3, 3))\nreturn x @ self.t"),
+    module("self.t = [torch.ones(n) for _ in range(2)]", "return x + self.t[0]"),
+    module("self.t = None\nself.t = torch.ones(n)"),
+    module("self.t: torch.Tensor = torch.ones(n)"),
+], ids=["cache in forward", "list", "name assigned before", "annotated"])
+def test_no_fix_where_register_buffer_would_not_do(code):
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert not finding.fixable
+    assert fixed(code) == code

@@ -162,3 +162,20 @@ def test_cuda_call_is_also_tdv101():
     found = lint(code)
     assert (4, 8, "TDV203") in found
     assert [(line, code) for line, _, code in found if code != "TDV203"] == [(4, "TDV101")]
+
+
+def test_fix_assigns_the_move_back():
+    from flake8_torchdevice.fix import fix_source
+
+    code = function("""\
+        for x, y in loader:
+            x.to(device, non_blocking=True)  # inputs
+            model(x, y)
+        t = torch.zeros(3)
+        t.cpu()
+        """)
+    result = fix_source(code, "t.py")
+    assert result.text == code.replace("x.to(device, non_blocking=True)  # inputs",
+                                       "x = x.to(device, non_blocking=True)  # inputs").replace(
+        "    t.cpu()", "    t = t.cpu()")
+    assert fix_source(result.text, "t.py").text == result.text

@@ -77,6 +77,7 @@ class AttributeAssignment:
     # device check: a cache built once, on whatever device the first call had
     built_once: bool = False
     element: bool = False  # `self.<name>[k] = value`: one element of a container attribute
+    statement: Optional[cst.CSTNode] = None  # the `Assign` (or `AnnAssign`) it is part of
 
 
 @dataclass
@@ -249,15 +250,15 @@ class ClassFacts:
             if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
                     and len(target.target.elements) == len(node.value.elements):
                 for name_element, value_element in zip(target.target.elements, node.value.elements):
-                    self._assigned(name_element.value, value_element.value)
+                    self._assigned(name_element.value, value_element.value, node)
             else:
-                self._assigned(target.target, node.value)
+                self._assigned(target.target, node.value, node)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self._assigned(node.target, node.value)
+            self._assigned(node.target, node.value, node)
 
-    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression) -> None:
+    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
         method = self._method
         if method is None:
             return
@@ -285,7 +286,8 @@ class ClassFacts:
         kinds = self.ctx.kinds
         info.assignments.append(AttributeAssignment(name, method[1], target, value,  # type: ignore[arg-type]
                                                     kinds.is_fixed_tensor(value), kinds.kind_of(value),
-                                                    built_once=self._under_once_test(name, method[2])))
+                                                    built_once=self._under_once_test(name, method[2]),
+                                                    statement=statement))
 
     def _under_once_test(self, name: str, self_name: str) -> bool:
         """Is the assignment under `if self.<name> is None:` / `if not hasattr(self, "<name>"):`

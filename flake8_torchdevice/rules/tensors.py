@@ -24,8 +24,9 @@ from ..analysis import (
     parameter_names,
     positional_args,
 )
+from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR
-from .base import CallTrigger, Rule
+from .base import CallTrigger, Fix, Rule
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
@@ -679,6 +680,17 @@ class UnregisteredTensorAttribute(Rule):
 
     CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
 
+    ## Fix
+    `fix` turns the assignment into a registration where it stands:
+    `self.pe = torch.zeros(n, d)` becomes
+    `self.register_buffer("pe", torch.zeros(n, d), persistent=False)` (kept out of
+    `state_dict()`, as the plain attribute was; later assignments then update the
+    buffer). It is offered only at construction time (`__init__` and its helpers) and
+    for the first assignment of the name in the class (`register_buffer` refuses a name
+    that is already an attribute). Not fixed: caches built in `forward` (register them as
+    `self.register_buffer("mask", None, persistent=False)` in `__init__`), and lists or
+    dicts of tensors (stack them, or register each).
+
     ## How to silence it
     - One line: `self.pe = torch.zeros(n, d)  # noqa: TDV202`.
     - A whole project: `extend-ignore = TDV202` in the `[flake8]` section.
@@ -753,6 +765,7 @@ class UnregisteredTensorAttribute(Rule):
             refreshed.update(a.name for a in cls.assignments if a.method not in init_time and not a.fixed_tensor
                              and not a.built_once and not _is_constant(a.value))
         reported: Set[str] = set()
+        own_init_time = info.init_time_methods()
         for assignment in info.assignments:
             name = assignment.name
             # a cache from the input's device goes stale only when forward builds it once
@@ -766,10 +779,32 @@ class UnregisteredTensorAttribute(Rule):
             if not reads or any(reads):
                 continue  # never read at run time, or moved where it is read
             reported.add(name)
-            self.report(assignment.target, self._message(name, assignment.value))
+            self.report(assignment.target, self._message(name, assignment.value),
+                        fix=self._fix(info, assignment, own_init_time))
+
+    @staticmethod
+    def _fix(info: ClassInfo, assignment: AttributeAssignment, init_time: Set[str]) -> Optional[Fix]:
+        """`self.x = t` -> `self.register_buffer("x", t, persistent=False)`, where it is.
+
+        Only at construction time (a buffer made in forward is made on the CPU all the
+        same), for a plain `self.x = <tensor>` that is the first assignment of the name in
+        the class (register_buffer raises if the attribute exists already)."""
+        statement = assignment.statement
+        if (assignment.method not in init_time or not isinstance(statement, cst.Assign)
+                or len(statement.targets) != 1 or statement.targets[0].target is not assignment.target
+                or _is_container(assignment.value)):
+            return None
+        if next(a for a in info.assignments if a.name == assignment.name) is not assignment:
+            return None
+        register = cst.Call(
+            func=cst.Attribute(value=assignment.target.value, attr=cst.Name("register_buffer")),
+            args=[cst.Arg(cst.SimpleString(f'"{assignment.name}"')), cst.Arg(assignment.value),
+                  cst.Arg(cst.Name("False"), keyword=cst.Name("persistent"),
+                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+        return Fix().replace(statement, cst.Expr(register))
 
     def _message(self, name: str, value: cst.CSTNode) -> str:
-        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)):
+        if _is_container(value):
             return self.message.format(name=name, what="tensors in a container", remedy=(
                 f'stack them into one buffer (self.register_buffer("{name}", torch.stack(...), persistent=False)) '
                 "or register each one"))
@@ -795,6 +830,13 @@ def _is_once_test(test: ast.expr) -> bool:
 def _ast_callee(call: ast.Call) -> Optional[str]:
     func = call.func
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _is_container(node: cst.CSTNode) -> bool:
+    """A list, tuple, set or dict of values (also `[t] * n`)."""
+    if isinstance(node, cst.BinaryOperation):
+        return _is_container(node.left)
+    return isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp))
 
 
 def _is_constant(node: cst.CSTNode) -> bool:
@@ -852,12 +894,13 @@ class DiscardedTo(Rule):
 
     CUDA guards do not matter here: a discarded move is a bug on every machine.
 
+    ## Fix
+    `fix` assigns the result back to the same target: `x.to(device)` becomes
+    `x = x.to(device)` (`self.t.cuda()` becomes `self.t = self.t.cuda()`), comments kept.
+
     ## How to silence it
     - One line: `x.to(device)  # noqa: TDV203`.
     - A whole project: `extend-ignore = TDV203` in the `[flake8]` section.
-
-    ## Fix
-    Assign the result back to the same target: `x = x.to(device)`.
     """
 
     code = "TDV203"
@@ -886,7 +929,7 @@ class DiscardedTo(Rule):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         # per function: bare moves of names of unknown kind, decided when the function ends
-        self._deferred: List[List[Tuple[cst.Call, str, object]]] = [[]]
+        self._deferred: List[List[Tuple[cst.Expr, cst.Call, str, object]]] = [[]]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._deferred.append([])
@@ -908,25 +951,28 @@ class DiscardedTo(Rule):
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
         if kind == TENSOR:
-            self._report(call)
+            self._report(node, call)
         elif kind is None and isinstance(receiver, cst.Name):
             # `x.to(device)` now, `x.unsqueeze(0)` later: decided when the function ends
-            self._deferred[-1].append((call, receiver.value, kinds.facts()))
+            self._deferred[-1].append((node, call, receiver.value, kinds.facts()))
 
     def _decide(self, deferred) -> None:
-        for call, name, facts in deferred:
+        for statement, call, name, facts in deferred:
             if name in facts.tensor_uses and facts.names.get(name) is None:
-                self._report(call)
+                self._report(statement, call)
 
-    def _report(self, call: cst.Call) -> None:
+    def _report(self, statement: cst.Expr, call: cst.Call) -> None:
         assert isinstance(call.func, cst.Attribute)
         target = cst.Module([]).code_for_node(call.func.value)
         method = call.func.attr.value
-        statement = cst.Module([]).code_for_node(call)
-        if len(statement) > 40:
-            statement = f"{target}.{method}(...)"
+        text = cst.Module([]).code_for_node(call)
+        if len(text) > 40:
+            text = f"{target}.{method}(...)"
+        # x.to(device) -> x = x.to(device)
+        assign = cst.Assign(targets=[cst.AssignTarget(call.func.value)], value=call)
         self.report(call, self.message.format(target=target, method=method,
-                                              remedy=f"assign it: {target} = {statement}"))
+                                              remedy=f"assign it: {target} = {text}"),
+                    fix=Fix().replace(statement, assign))
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
