@@ -157,8 +157,6 @@ HELPERS_REPORTED = {
     "CPU tensor indexed by a mask from the input": (
         "import torch\ndef lookup(x: torch.Tensor):\n    table = torch.arange(10)\n    return table[x > 0]\n",
         [(3, 12)]),
-    "written into the input": (
-        "import torch\ndef clear(x: torch.Tensor):\n    x[0] = torch.zeros(3)\n    return x\n", [(3, 11)]),
     "type(x.type()) is not a move to x's device": (
         forward("m = torch.ones(3).type(x.type())\nreturn x * m"), [(5, 12)]),
 }
@@ -173,6 +171,9 @@ HELPERS_NOT_REPORTED = {
     "else arm of a GPU flag": forward(
         "if self.gpu_mode:\n    noise = torch.rand(x.size()).cuda()\nelse:\n    noise = torch.rand(x.size())\n"
         "return x + noise"),
+    "written into a slice of a device tensor (copy_ crosses devices)": (
+        "import torch\ndef gains(shape, device):\n    gain = torch.ones(7, device=device)\n"
+        "    gain[2:6] = torch.tensor(shape)[[3, 2, 3, 2]]\n    return gain\n"),
     "copied by new_tensor": forward("return x * x.new_tensor(torch.rand(3, 1))"),
     "parameter of unknown kind": "import torch\ndef shift(a):\n    return a + torch.ones(3)\n",
     "data pipeline helper": "import torch\ndef transform(img: torch.Tensor):\n    return img + torch.zeros(3)\n",

@@ -101,8 +101,7 @@ class FactoryWithoutDevice(Rule):
     - in any plain function, whatever its name, that receives a tensor (a parameter
       annotated `torch.Tensor` or used as one: `x.size(0)`, `x.unsqueeze(1)`): when
       the new tensor is combined with it (arithmetic, comparison, `torch.cat`/`stack`/
-      `where`), indexes with a mask computed from it (`table[x > 0]`), or is written
-      into it (`x[i] = torch.zeros(n)`);
+      `where`), or indexes with a mask computed from it (`table[x > 0]`);
     - anywhere: when it is combined with a tensor known to be on a device chosen at
       run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
       is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
@@ -151,6 +150,8 @@ class FactoryWithoutDevice(Rule):
       (`x[torch.arange(n)]`).
     - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
       literal data (a tensor keeps its device), placeholders such as `torch.empty(0)`.
+    - A CPU tensor written into a slice of a device tensor (`gain[2:6] = torch.tensor(shape)`):
+      the copy crosses devices.
     - Values turned into Python data or only read (`.item()`, `.tolist()`,
       `.shape`, `len(...)`, the test of an `if`), and tensors handed to
       `register_buffer`, `nn.Parameter` or a class of your own
@@ -407,9 +408,6 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
                            else [parent.target])
-                if child is parent.value and any(isinstance(t, cst.Subscript) and self._is_tensor_operand(t.value)
-                                                 for t in targets):
-                    return BAD, None  # x[idx] = torch.zeros(n): written into a device tensor
                 if child is not parent.value or len(targets) != 1 or not isinstance(targets[0], cst.Name):
                     return NEUTRAL, None  # self.x = ...: an attribute, not a local; tuples and subscripts: unsure
                 return NEUTRAL, (targets[0].value, parent)
