@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, List, Optional, Sequence, Set
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -114,6 +114,7 @@ class DeviceFinder:
                  cuda_polarity: Callable[[cst.BaseExpression], int]) -> None:
         self.resolve = resolve
         self.cuda_polarity = cuda_polarity
+        self._tables: Dict[int, Tuple[Dict[int, int], List[Optional[str]]]] = {}
 
     def find(self, stack: Sequence[cst.CSTNode]) -> Optional[str]:
         """`stack`: the nodes from the module down to the one being visited."""
@@ -141,44 +142,53 @@ class DeviceFinder:
         return is_device_name(identifier) and not _is_literal_device(value, self.resolve)
 
     def _earlier_bindings(self, body: Sequence[cst.CSTNode], current: cst.CSTNode) -> Optional[str]:
-        earlier: List[cst.CSTNode] = []
-        for statement in body:
-            if statement is current:
-                break
-            earlier.append(statement)
-        else:
-            return None
-        decided: Set[str] = set()
-        return self._scan(reversed(earlier), decided)
+        """The latest device-aware binding among the statements of `body` before `current`."""
+        positions, latest = self._block_table(body)
+        index = positions.get(id(current))
+        return None if index is None else latest[index]
 
-    def _scan(self, statements: Iterable[cst.CSTNode], decided: Set[str]) -> Optional[str]:
-        """The latest binding of a device-aware value among `statements` (latest first);
-        a name bound later to something else is `decided` and skipped."""
-        for statement in statements:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in reversed(statement.body):
-                    found = self._binding(small, decided)
-                    if found:
-                        return found
-            elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
-                for block in reversed(_blocks(statement)):
-                    found = self._scan(reversed(block), decided)
-                    if found:
-                        return found
-        return None
+    def _block_table(self, body: Sequence[cst.CSTNode]) -> Tuple[Dict[int, int], List[Optional[str]]]:
+        """For a block, once: statement -> its index, and for each index the latest
+        device-aware binding before that statement (a name rebound to something else
+        no longer counts). One pass, so a block with thousands of findings stays linear."""
+        table = self._tables.get(id(body))
+        if table is None:
+            positions = {id(statement): index for index, statement in enumerate(body)}
+            latest: List[Optional[str]] = [None]
+            state: Dict[str, Tuple[int, bool]] = {}
+            best: Optional[Tuple[int, str]] = None
+            order = 0
+            for statement in body:
+                for name, aware in self._bindings(statement):
+                    order += 1
+                    state[name] = (order, aware)
+                    if aware:
+                        best = (order, name)
+                    elif best is not None and best[1] == name:
+                        candidates = [(o, n) for n, (o, a) in state.items() if a]
+                        best = max(candidates) if candidates else None
+                latest.append(best[1] if best else None)
+            table = self._tables[id(body)] = (positions, latest)
+        return table
 
-    def _binding(self, small: cst.BaseSmallStatement, decided: Set[str]) -> Optional[str]:
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            target, value = small.targets[0].target, small.value
-        elif isinstance(small, cst.AnnAssign) and small.value is not None:
-            target, value = small.target, small.value
-        else:
-            return None
-        name = dotted_name(target)
-        if name is None or name in decided or name.count(".") > (1 if name.startswith("self.") else 0):
-            return None
-        decided.add(name)
-        return name if self._value_is_aware(name, value) else None
+    def _bindings(self, statement: cst.CSTNode) -> Iterator[Tuple[str, bool]]:
+        """(name, holds a device-aware value) for each binding in a statement, in order;
+        compound statements' arms included, nested functions and classes not."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target, value = small.targets[0].target, small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    target, value = small.target, small.value
+                else:
+                    continue
+                name = dotted_name(target)
+                if name is not None and name.count(".") <= (1 if name.startswith("self.") else 0):
+                    yield name, self._value_is_aware(name, value)
+        elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+            for block in _blocks(statement):
+                for inner in block:
+                    yield from self._bindings(inner)
 
     def _from_parameters(self, function: cst.FunctionDef, owner: Optional[cst.CSTNode]) -> Optional[str]:
         params = function.params
@@ -200,9 +210,11 @@ class DeviceFinder:
         """`self.device` when `__init__` binds it to a device chosen at run time."""
         for statement in cls.body.body:
             if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
-                found = self._scan(reversed(list(statement.body.body)), set())
-                if found and found.startswith("self."):
-                    return found
+                state: Dict[str, bool] = {}
+                for inner in statement.body.body:
+                    state.update(self._bindings(inner))
+                aware = [name for name, is_aware in state.items() if is_aware and name.startswith("self.")]
+                return aware[-1] if aware else None
         return None
 
 

@@ -61,6 +61,7 @@ class Analyzer(cst.CSTVisitor):
         # Shared facts that follow the walk like rules: value kinds and class facts.
         self.kinds = ValueKinds(self)
         self.class_facts = ClassFacts(self)
+        self._device_finder: Optional[DeviceFinder] = None
         self.rules = list(rules_factory(self))
         self._visitors: Dict[str, List[Callable]] = {}
         self._leavers: Dict[str, List[Callable]] = {}
@@ -147,7 +148,9 @@ class Analyzer(cst.CSTVisitor):
         """The text of a device-aware value visible where the traversal is (at `node`,
         the node being visited): `device`, `x.device`, `self.device`; None when there is
         none. See `devices.DeviceFinder`."""
-        return DeviceFinder(self.resolve, self.cuda_polarity).find(self.stack)
+        if self._device_finder is None:  # kept for the traversal: it caches per block
+            self._device_finder = DeviceFinder(self.resolve, self.cuda_polarity)
+        return self._device_finder.find(self.stack)
 
     # ---------------------------------------------------------------- bindings and moves
 
