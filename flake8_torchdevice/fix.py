@@ -15,8 +15,10 @@ is visiting (they are the nodes of the tree being fixed) with helpers that each
 return a new `Fix`:
 
     call = node                                      # torch.load(path)
-    device, added = self.device_for_fix(node)        # "device", or the added selection
-    fix = Fix().add_keyword(call, "map_location", device).needs_added_device(added)
+    found = self.device_for_fix(node)                # None: no device, none can be added
+    if found is not None:
+        device, added = found                        # "device", or the added selection
+        fix = Fix().add_keyword(call, "map_location", device).needs_added_device(added)
     self.report(node, fix=fix)
 
 - `Fix().replace(node, new)`: `new` is a libcst node or the text of an expression
@@ -25,7 +27,8 @@ return a new `Fix`:
 - `Fix().add_keyword(call, name, value)`: appends `name=value` in the call's layout.
 - `Fix().move_statement_before(statement, anchor)`: moves a statement line up.
 - `self.device_for_fix(node)`: the device-aware value in scope (the analysis'
-  `ctx.device_in_scope(node)`), else the selection `fix --add-device` adds; a fix
+  `ctx.device_in_scope(node)`), else the selection `fix --add-device` adds (None
+  when the file does not import torch in its leading imports: nowhere to add it); a fix
   using that must say `.needs_added_device(added)`, and without the flag it is not
   offered (the finding is then not fixable).
 Offer a fix only when the rewrite keeps the program's meaning on a CUDA machine and
@@ -46,7 +49,7 @@ import tempfile
 import tokenize
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -54,6 +57,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .engine import (DEFAULT_OPTIONS, Finding, Options, SourceError, analyse_module, is_applicable, lint_source,
                      parse_cst, parse_python)
 from .rules import ALL_RULES
+from .analysis.devices import selection_site
 from .rules.base import ADDED_DEVICE
 
 MAX_ROUNDS = 10
@@ -124,7 +128,7 @@ def _fix_round(text: str, filename: str, options: Options,
     raw = [entry for entry in analyse_module(module, rules, options) if is_applicable(entry[3], options)]
     if not raw:
         return text, []
-    site = _selection_site(module)
+    site = selection_site(module)
     if site is None or ADDED_DEVICE in text:
         raw = [entry for entry in raw if not entry[3].adds_device]
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -191,36 +195,8 @@ class _Replacer(cst.CSTTransformer):
 # ---------------------------------------------------------------- the added device selection
 
 
-def _leading_imports(body: Sequence[object]) -> int:
-    """How many statements at the top of a module are its docstring and imports."""
-    count = 0
-    for index, statement in enumerate(body):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            break
-        docstring = (index == 0 and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
-                     and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
-        if not docstring and not all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body):
-            break
-        count = index + 1
-    return count
-
-
-def _selection_site(module) -> Optional[Tuple[int, str]]:
-    """Where the added selection goes (after the leading imports) and the name torch
-    is imported as there; None when those imports do not import torch."""
-    count = _leading_imports(module.body)
-    alias = None
-    for statement in module.body[:count]:
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for name in small.names:
-                    if isinstance(name.name, cst.Name) and name.name.value == "torch":
-                        alias = name.asname.name.value if name.asname is not None else "torch"
-    return (count, alias) if alias else None
-
-
 def _add_selection(module, name: str):
-    count, alias = _selection_site(module)  # type: ignore[misc]
+    count, alias = selection_site(module)  # type: ignore[misc]
     statement = cst.parse_statement(
         f'{name} = {alias}.device("cuda" if {alias}.cuda.is_available() else "cpu")\n',
         config=module.config_for_parsing)

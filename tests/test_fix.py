@@ -287,7 +287,10 @@ def cuda_to_device_rule():
         def visit_Call(self, node: cst.Call) -> None:
             if method_call(node, "cuda") is None or node.args:
                 return
-            device, added = self.device_for_fix(node)
+            found = self.device_for_fix(node)
+            if found is None:
+                return self.report(node)
+            device, added = found
             moved = node.with_changes(func=node.func.with_changes(attr=cst.Name("to")),
                                       args=[cst.Arg(expression(device))])
             self.report(node, fix=Fix().replace(node, moved).needs_added_device(added))
@@ -334,7 +337,7 @@ def test_add_device_adds_one_selection_after_the_imports_with_the_alias(cuda_to_
 def test_add_device_needs_torch_in_the_leading_imports(cuda_to_device_rule):
     code = "import numpy\nx = numpy.ones(1)\nimport torch\ny = torch.zeros(1).cuda()\n"
     result = fix_source(code, "t.py", cuda_to_device_rule, add_device=True)
-    assert result.text == code and [f.code for f in result.remaining_findings] == ["TDV990"]
+    assert result.text == code and [(f.code, f.fixable) for f in result.remaining_findings] == [("TDV990", False)]
 
 
 def test_device_in_scope_is_preferred_to_an_added_one(cuda_to_device_rule):

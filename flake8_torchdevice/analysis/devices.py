@@ -235,3 +235,35 @@ def _blocks(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
         if isinstance(body, cst.IndentedBlock):
             blocks.append(body.body)
     return blocks
+
+
+# --------------------------------------------------------------------------------------
+# Where `fix --add-device` can add a device selection
+
+
+def leading_imports(body: Sequence[object]) -> int:
+    """How many statements at the top of a module are its docstring and imports."""
+    count = 0
+    for index, statement in enumerate(body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            break
+        docstring = (index == 0 and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+                     and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+        if not docstring and not all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body):
+            break
+        count = index + 1
+    return count
+
+
+def selection_site(module) -> Optional[Tuple[int, str]]:
+    """Where the added selection goes (after the leading imports) and the name torch
+    is imported as there; None when those imports do not import torch."""
+    count = leading_imports(module.body)
+    alias = None
+    for statement in module.body[:count]:
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for name in small.names:
+                    if isinstance(name.name, cst.Name) and name.name.value == "torch":
+                        alias = name.asname.name.value if name.asname is not None else "torch"
+    return (count, alias) if alias else None

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 import libcst as cst
 
 from .classes import ClassFacts, ClassInfo
-from .devices import DeviceFinder, is_device_move, move_target
+from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel
 from .kinds import ValueKinds
 from .scopes import Scope
@@ -62,6 +62,7 @@ class Analyzer(cst.CSTVisitor):
         self.kinds = ValueKinds(self)
         self.class_facts = ClassFacts(self)
         self._device_finder: Optional[DeviceFinder] = None
+        self._can_add_device: Optional[bool] = None
         self.rules = list(rules_factory(self))
         self._visitors: Dict[str, List[Callable]] = {}
         self._leavers: Dict[str, List[Callable]] = {}
@@ -143,6 +144,13 @@ class Analyzer(cst.CSTVisitor):
 
     def cuda_polarity(self, test: cst.BaseExpression) -> int:
         return self.guards.cuda_polarity(test)
+
+    def can_add_device(self) -> bool:
+        """Can `fix --add-device` add a device selection to this file (torch is
+        imported in its leading imports)?"""
+        if self._can_add_device is None:
+            self._can_add_device = bool(self.stack) and selection_site(self.stack[0]) is not None
+        return self._can_add_device
 
     def device_in_scope(self, node: Optional[cst.CSTNode] = None) -> Optional[str]:
         """The text of a device-aware value visible where the traversal is (at `node`,

@@ -172,9 +172,12 @@ class Rule:
     def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
         self._sink.append((node, self.code, message or self.message, fix))
 
-    def device_for_fix(self, node: cst.CSTNode) -> Tuple[str, bool]:
+    def device_for_fix(self, node: cst.CSTNode) -> Optional[Tuple[str, bool]]:
         """The text of the device-aware value in scope at `node`, and False; or, when
         there is none, the name of the selection `fix --add-device` adds, and True
-        (pass it to `Fix.needs_added_device`)."""
+        (pass it to `Fix.needs_added_device`); None when there is none and the file
+        has no leading `import torch` to add it after."""
         found = self.ctx.device_in_scope(node)
-        return (found, False) if found is not None else (ADDED_DEVICE, True)
+        if found is not None:
+            return found, False
+        return (ADDED_DEVICE, True) if self.ctx.can_add_device() else None

@@ -167,7 +167,10 @@ class CudaCall(Rule):
         index (`.cuda(1)`, `.cuda(args.gpu)`) picks a GPU the device in scope may not be."""
         if positional_args(call) or keyword(call, "device") is not None or any(a.star for a in call.args):
             return None
-        device, added = self.device_for_fix(call)
+        found = self.device_for_fix(call)
+        if found is None:
+            return None
+        device, added = found
         first = cst.Arg(expression(device), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
                         if call.args else cst.MaybeSentinel.DEFAULT)
         moved = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")),  # type: ignore[attr-defined]
@@ -294,8 +297,8 @@ class CudaLiteral(Rule):
             return None  # `"cuda:1"`, `f"cuda:{rank}"`: a chosen GPU, which the value in scope may not be
         if checkpoint:
             return Fix().replace(literal, self.ctx.device_in_scope(literal) or '"cpu"')
-        device, added = self.device_for_fix(literal)
-        return Fix().replace(literal, device).needs_added_device(added)
+        found = self.device_for_fix(literal)
+        return None if found is None else Fix().replace(literal, found[0]).needs_added_device(found[1])
 
     def _selection_fix(self, literal: cst.BaseExpression) -> Optional[Fix]:
         """`torch.device("cuda")` -> `torch.device("cuda" if torch.cuda.is_available() else "cpu")`:
