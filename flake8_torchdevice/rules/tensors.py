@@ -723,24 +723,18 @@ class UnregisteredTensorAttribute(Rule):
 
     @staticmethod
     def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset()) -> bool:
-        """Fast path: can this class hold a finding? Some function in it assigns an
-        attribute and calls a tensor factory without `device=` other than straight into
-        `nn.Parameter(...)`/`register_buffer(...)` (timm's `nn.Parameter(torch.zeros(...))`)."""
+        """Fast path: can this class hold a finding? A method assigns `self.<name>` a value
+        made (maybe through locals) from a tensor factory without `device=` that is not
+        handed straight to `nn.Parameter(...)`/`register_buffer(...)` (timm's
+        `nn.Parameter(torch.zeros(...))`) nor only iterated (`[x.item() for x in
+        torch.linspace(...)]`); or `forward` builds a cache once (`if self.mask is None:
+        self.mask = ...`). A superset of what the rule reports: fast == full."""
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name in ("forward", "__call__") \
+                    and _builds_cache_once(method):
+                return True
         for function in ast.walk(node):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            nodes = list(ast.walk(function))
-            if not any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
-                    isinstance(t, (ast.Attribute, ast.Tuple, ast.List))
-                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])) for sub in nodes):
-                continue
-            if any(isinstance(sub, ast.If) and _is_once_test(sub.test) for sub in nodes):
-                return True  # a cache built once (`if self.mask is None: self.mask = ...`)
-            calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
-            registered = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
-            if any((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
-                   and id(call) not in registered and not any(k.arg in ("device", None) for k in call.keywords)
-                   for call in calls):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and _assigns_new_tensor(function, aliases):
                 return True
         return False
 
@@ -815,14 +809,59 @@ _CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEG
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
 
 
-def _is_once_test(test: ast.expr) -> bool:
-    """`self.x is None`, `not hasattr(self, "x")`, `getattr(self, "x", None) is None`."""
-    for sub in ast.walk(test):
-        if isinstance(sub, ast.Compare) and isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is):
-            return True
-        if isinstance(sub, ast.Call) and _ast_callee(sub) in ("hasattr", "getattr"):
+def _builds_cache_once(function: ast.AST) -> bool:
+    """`if self.x is None: ... self.x = ...` (or `hasattr(self, "x")`) somewhere in `function`."""
+    for branch in ast.walk(function):
+        if not isinstance(branch, ast.If):
+            continue
+        tested = {sub.left.attr for sub in ast.walk(branch.test) if isinstance(sub, ast.Compare)
+                  and isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is)}
+        tested |= {sub.args[1].value for sub in ast.walk(branch.test) if isinstance(sub, ast.Call)
+                   and _ast_callee(sub) in ("hasattr", "getattr") and len(sub.args) > 1
+                   and isinstance(sub.args[1], ast.Constant)}
+        if tested and any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Attribute) and t.attr in tested for t in _ast_targets(sub))
+                for sub in ast.walk(branch)):
             return True
     return False
+
+
+def _assigns_new_tensor(function: ast.AST, aliases: FrozenSet[str]) -> bool:
+    """Does `function` assign an attribute a value built from a factory call without
+    `device=`, directly or through local names?"""
+    nodes = list(ast.walk(function))
+    assigns = [sub for sub in nodes if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None]
+    if not any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) for sub in assigns for t in _ast_targets(sub)):
+        return False
+    calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
+    # arguments of registration, and iterables of comprehensions, never end up on self as a new tensor
+    excluded = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
+    excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
+    factories = {id(call) for call in calls
+                 if (_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
+                 and id(call) not in excluded and not any(k.arg in ("device", None) for k in call.keywords)}
+    if not factories:
+        return False
+    tainted: Set[str] = set()
+
+    def made_from_factory(value: ast.AST) -> bool:
+        return any(id(sub) in factories or (isinstance(sub, ast.Name) and sub.id in tainted)
+                   for sub in ast.walk(value))
+
+    changed = True
+    while changed:  # locals built from factories, through other locals
+        changed = False
+        for sub in assigns:
+            names = {t.id for target in _ast_targets(sub) for t in ast.walk(target) if isinstance(t, ast.Name)}
+            if names - tainted and made_from_factory(sub.value):
+                tainted |= names
+                changed = True
+    return any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) and made_from_factory(sub.value)
+               for sub in assigns for t in _ast_targets(sub))
+
+
+def _ast_targets(statement: ast.AST) -> list:
+    return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
 
 
 def _ast_callee(call: ast.Call) -> Optional[str]:
