@@ -174,6 +174,12 @@ HELPERS_NOT_REPORTED = {
     "written into a slice of a device tensor (copy_ crosses devices)": (
         "import torch\ndef gains(shape, device):\n    gain = torch.ones(7, device=device)\n"
         "    gain[2:6] = torch.tensor(shape)[[3, 2, 3, 2]]\n    return gain\n"),
+    "a tensor parameter rebound to a new CPU tensor (timm's onnx export)": (
+        "import torch\nfrom typing import Optional\ndef export(model, example: Optional[torch.Tensor] = None):\n"
+        "    if example is None:\n        example = torch.randn(1, 3)\n    return torch.cat([example, example])\n"),
+    "index computed from a dtype conversion, not a move (timm's MultiLabelTarget)": (
+        "import torch\nclass Target:\n    def __call__(self, values):\n        values = values.to(torch.float32)\n"
+        "        result = torch.zeros(5)\n        result[values.long()] = 1.0\n        return result\n"),
     "copied by new_tensor": forward("return x * x.new_tensor(torch.rand(3, 1))"),
     "parameter of unknown kind": "import torch\ndef shift(a):\n    return a + torch.ones(3)\n",
     "data pipeline helper": "import torch\ndef transform(img: torch.Tensor):\n    return img + torch.zeros(3)\n",

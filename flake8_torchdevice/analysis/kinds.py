@@ -264,7 +264,7 @@ class ValueKinds:
             device = keyword(call, "device")
             if device is not None:
                 target = device.value
-            if target is not None and not _is_dtype(target, self.ctx.resolve) \
+            if target is not None and not is_dtype(target, self.ctx.resolve) \
                     and not (string_value(target) or "").startswith("cuda"):
                 return False  # .to(device), .to(x): follows a run-time device
         return self.is_fixed_tensor(receiver)
@@ -418,7 +418,7 @@ _DTYPE_NAMES = frozenset({"float", "float16", "float32", "float64", "half", "dou
                           "cfloat", "cdouble"})
 
 
-def _is_dtype(node: cst.CSTNode, resolve) -> bool:
+def is_dtype(node: cst.CSTNode, resolve) -> bool:
     """`torch.float32`, `x.dtype`, `dtype`: `.to(...)` of one only changes the dtype."""
     qualified = resolve(node) or ""
     if qualified.startswith("torch.") and qualified[6:] in _DTYPE_NAMES:

@@ -25,7 +25,7 @@ from ..analysis import (
     positional_args,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, is_dtype
 from .base import CallTrigger, Fix, Rule
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -485,6 +485,10 @@ class FactoryWithoutDevice(Rule):
             return dotted_name(node) in self._frame.device_tensors
         if is_device_move(node):
             receiver = method_call(node, "to", "cuda")
+            assert isinstance(node, cst.Call)
+            if node.func.attr.value == "to" and keyword(node, "device") is None \
+                    and is_dtype(node.args[0].value, self.ctx.resolve):
+                return self._is_device_tensor(receiver)  # values.to(torch.float32) changes the dtype only
             return not (isinstance(receiver, cst.Name) and receiver.value == "self")
         if isinstance(node, cst.Call) and FACTORY_NAMES.get(self.ctx.resolve(node.func) or ""):
             device = keyword(node, "device")
@@ -513,8 +517,8 @@ class FactoryWithoutDevice(Rule):
         if self._is_device_tensor(node):
             return True
         frame = self._frame
-        if not isinstance(node, cst.Name) or node.value not in frame.tensor_params:
-            return False
+        if not isinstance(node, cst.Name) or node.value not in frame.tensor_params or node.value in frame.pending:
+            return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         return frame.strict or (frame.helper and self.ctx.kinds.is_tensor(node))
 
     def _involves_tensor_operand(self, node: cst.CSTNode) -> bool:
