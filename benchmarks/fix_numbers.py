@@ -5,8 +5,8 @@
 For every Python file under each DIR (nothing is written): the findings (`# noqa`
 applied), how many are fixable, how many `fix` fixed; then, for every file it
 changed, that the output parses, that a second `fix` changes nothing, that linting
-the output finds per code exactly the findings before minus the fixed ones, and that
-nothing fixable is left. A file with no fixable finding must come back unchanged.
+the output finds per code no more than the findings before minus the fixed ones (a
+fixed guard may silence more), and that nothing fixable is left. A file with no fixable finding must come back unchanged.
 """
 
 from __future__ import annotations
@@ -74,8 +74,9 @@ def measure(job: Tuple[str, Options]) -> FileNumbers:
     if again.text != result.text:
         numbers.problems.append("a second fix changed the output")
     after = _lint(result.text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n"), path, options)
+    # a fixed guard (`is_available` -> `is_available()`) may also silence findings under it
     expected = Counter(f.code for f in before) - numbers.fixed
-    if Counter(f.code for f in after) != expected:
+    if Counter(f.code for f in after) - expected:
         numbers.problems.append(f"findings after fixing {dict(Counter(f.code for f in after))}, "
                                 f"expected {dict(expected)}")
     if any(f.fixable for f in after):

@@ -626,3 +626,24 @@ def test_only_one_finding_an_editors_quick_fix():
     result = fix_source(code, "t.py", add_device=True, only=cuda_call)
     assert result.text == ("import torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
                            "DEVICE = torch.device('cuda')\nx = torch.ones(2).to(device)\n")
+
+
+def test_104_query_without_call_is_called_and_guards_what_is_under_it():
+    result = fix_source("""\
+import torch
+from torch.cuda import is_available
+
+if torch.cuda.is_available:  # always true
+    x = torch.ones(2).cuda()
+ok = is_available or False
+""", "t.py")
+    assert result.text == """\
+import torch
+from torch.cuda import is_available
+
+if torch.cuda.is_available():  # always true
+    x = torch.ones(2).cuda()
+ok = is_available() or False
+"""
+    assert [f.code for f in result.fixed_findings] == ["TDV104", "TDV104"]
+    assert result.remaining_findings == []  # the .cuda() is guarded now

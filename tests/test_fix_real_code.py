@@ -1,7 +1,7 @@
 """`fix` on real code: a copy of timm's sources through the real command, and
 PyTorch's installed Python sources through `fix_file` in two processes (nothing
 written). For every file: an output that parses, a second `fix` that changes
-nothing, findings afterwards exactly the findings before minus the fixed ones (per
+nothing, findings afterwards no more than the findings before minus the fixed ones (per
 code) with nothing fixable left, and byte-identical files where nothing was fixable.
 
 Measured here (2 cores shared with other jobs): timm about 2 minutes (two `fix` runs

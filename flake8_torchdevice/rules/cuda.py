@@ -561,6 +561,12 @@ class UncalledDeviceMethod(Rule):
       (on objects named `args`, `opt`, `cfg`, `config`, `hparams`, ...), `return msg.to`.
     - Functions of imported modules (`torch.cuda`, `numba.cuda`).
 
+    ## Fix
+    `flake8-torchdevice fix` calls the query: `if torch.cuda.is_available:` becomes
+    `if torch.cuda.is_available():` (the code under it is then guarded, so findings
+    there may go too). `.to` / `.cuda` without `()` have no fix: which device the
+    call should name is not in the code.
+
     ## How to silence it
     - One line: `if torch.cuda.is_available:  # noqa: TDV104`.
     - A whole project: `extend-ignore = TDV104` in the `[flake8]` section.
@@ -593,7 +599,7 @@ class UncalledDeviceMethod(Rule):
         if isinstance(parent, cst.Attribute):
             return  # part of an attribute chain: the Attribute is checked
         if self.ctx.resolve(node) in DEVICE_QUERIES and self._used_as_value(node, parent):
-            self.report(node)
+            self.report(node, fix=Fix().replace(node, cst.Call(func=node)))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         parent = self.ctx.parent()
@@ -602,7 +608,8 @@ class UncalledDeviceMethod(Rule):
         if self._query(node):
             if self._used_as_value(node, parent):
                 self.report(node.attr, f"{dotted_name(node) or node.attr.value} without () is always true; "
-                                       f"call it: {dotted_name(node) or node.attr.value}()")
+                                       f"call it: {dotted_name(node) or node.attr.value}()",
+                            fix=Fix().replace(node, cst.Call(func=node)))
             return
         method = node.attr.value
         if method in DEVICE_METHODS and self._meant_as_call(node, parent):
