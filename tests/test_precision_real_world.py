@@ -276,3 +276,18 @@ def test_remedy_names_a_tensor_parameter_not_the_model():
     [finding] = lint_source(code)
     assert (finding.line, finding.col, finding.code) == (3, 12, "TDV201")
     assert finding.message.endswith("pass device=x0.device")
+
+
+def test_save_then_load_of_the_same_literal_path_is_a_round_trip():
+    # a tutorial script saves a model to 'model.ckpt' and loads it back two lines later
+    code = """
+    import torch
+    torch.save(net, "model.ckpt")
+    copy = torch.load("model.ckpt")
+    torch.save(net.state_dict(), 'params.ckpt')
+    net.load_state_dict(torch.load('params.ckpt'))
+    other = torch.load("other.ckpt")
+    def resume():
+        return torch.load("model.ckpt")
+    """
+    assert lint(code) == [(7, 8, "TDV301"), (9, 11, "TDV301")]

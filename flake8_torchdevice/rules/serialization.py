@@ -6,7 +6,7 @@ import libcst as cst
 
 from typing import Optional
 
-from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args
+from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args, string_value
 from .base import CallTrigger, Fix, Rule
 
 # Loader -> index of its positional `map_location` parameter.
@@ -23,7 +23,11 @@ SAVERS = {"torch.save", "torch.serialization.save", "torch.jit.save"}
 
 
 def _file_key(node: cst.CSTNode) -> Optional[str]:
-    """`buffer`, `tmp.name` -> `buffer`, `tmp`: what a save and a load both name."""
+    """`buffer`, `tmp.name`, `"model.ckpt"` -> `buffer`, `tmp`, `"model.ckpt"`: what a save
+    and a load both name."""
+    path = string_value(node)
+    if path is not None:
+        return repr(path)  # quoted, so a path never equals a variable's name
     name = dotted_name(node)
     if name is not None and name.endswith(".name"):
         name = name[: -len(".name")]
@@ -68,8 +72,9 @@ class LoadWithoutMapLocation(Rule):
       (`torch.load(f, "cpu")`; the third argument of `load_state_dict_from_url`
       and `load_url`). `map_location=None` is the default and still reported.
     - `**kwargs` or `*args` are forwarded, which may carry it.
-    - A load of the file or buffer that the same function wrote with `torch.save`
-      (or `module.save`) just before: a round trip on one machine.
+    - A load of the file or buffer that the same function (or module-level script)
+      wrote with `torch.save` (or `module.save`) just before, named by the same
+      variable or the same string: a round trip on one machine.
     - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`,
       `from .utils import load`) and names rebound locally (`load = my_loader`).
     - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
