@@ -158,6 +158,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     sparse = list(lines)
     kept_any = False
     whole = _whole_classes(tree, triggers)
+    holding_whole = _functions_holding(tree, whole) if whole else set()
 
     def stub(node: ast.AST, first: int, last: int) -> None:
         head = lines[first]
@@ -181,8 +182,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 continue
             first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
             last = node.end_lineno or node.lineno
-            if triggers.match("".join(lines[first:last]), node) or any(
-                    id(sub) in whole for sub in ast.walk(node) if isinstance(sub, ast.ClassDef)):
+            if triggers.match("".join(lines[first:last]), node) or id(node) in holding_whole:
                 kept_any = kept_here = True
             elif node.name == "__init__":
                 inits.append((node, first, last))
@@ -200,6 +200,21 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
             return None
     _stub_module_data(lines, sparse, tree, pattern)
     return "".join(sparse)
+
+
+def _functions_holding(tree: ast.Module, classes: set) -> set:
+    """ids of the functions that contain one of `classes` (one walk of the tree)."""
+    found: set = set()
+
+    def visit(node: ast.AST, enclosing: tuple) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) and id(child) in classes:
+                found.update(enclosing)
+            inner = enclosing + (id(child),) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else enclosing
+            visit(child, inner)
+
+    visit(tree, ())
+    return found
 
 
 def _whole_classes(tree: ast.Module, triggers: _FunctionTriggers) -> set:
