@@ -21,6 +21,32 @@ def summary(rule: type) -> str:
     return inspect.getdoc(rule).strip().splitlines()[0]
 
 
+def section(rule: type, heading: str) -> str:
+    """The text under `## heading` in the rule's docstring ("" when it has none)."""
+    text, inside = [], False
+    for line in inspect.getdoc(rule).splitlines():
+        if line.startswith("## "):
+            inside = line[3:].strip() == heading
+        elif inside:
+            text.append(line)
+    return "\n".join(text).strip()
+
+
+def rule_url(code: str) -> Optional[str]:
+    """Absolute address of a rule's docs page, from the project's declared repository
+    URL (`[project.urls] Repository`); None while the package declares none."""
+    try:
+        from importlib.metadata import PackageNotFoundError, metadata
+        urls = metadata("flake8-torchdevice").get_all("Project-URL") or []
+    except (ImportError, PackageNotFoundError):
+        return None
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("repository", "source", "homepage") and url.strip():
+            return f"{url.strip().rstrip('/')}/blob/main/docs/rules/{code}.md"
+    return None
+
+
 def rule_page(rule: type) -> str:
     body = inspect.getdoc(rule).strip()
     lines = [f"# {rule.code} {rule.name}", "", body, ""]
