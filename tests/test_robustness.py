@@ -74,13 +74,18 @@ def test_syntax_errors(tmp_path, data, expected):
         assert code == 1 and out.startswith(path + expected) and out.count("\n") == 1, (tool, out)
 
 
-def test_non_utf8(tmp_path):
-    path = write(tmp_path, "n.py", CUDA.encode() + b"s = '\xff'\n")
-    code, out, err = check_cli(path)
-    assert code == 1 and out.startswith(f"{path}:3:") and "E999 SyntaxError: (unicode error)" in out
-    # flake8 falls back to latin-1 and lints the file
-    code, out, err = check_flake8(path)
-    assert code == 1 and out.startswith(f"{path}:2:5: {TDV101}")
+@pytest.mark.parametrize("data", [
+    CUDA.encode() + b"s = '\xff'\n",  # undeclared latin-1
+    b"# coding: utf-8\n" + CUDA.encode() + b"s = '\xe9'\n",  # declared UTF-8, is not
+    b"# coding: no-such-codec\n" + CUDA.encode(),
+], ids=["undeclared", "wrongly-declared", "unknown-codec"])
+def test_non_utf8(tmp_path, data):
+    """flake8 falls back to latin-1 and lints the file; so does the CLI."""
+    path = write(tmp_path, "n.py", data)
+    line = CUDA.count("\n") + data.startswith(b"#")
+    for tool in (check_cli, check_flake8):
+        code, out, err = tool(path)
+        assert (code, out) == (1, f"{path}:{line}:5: {TDV101}{out.split(TDV101)[1]}"), tool
 
 
 def test_empty_file(tmp_path):
@@ -252,4 +257,5 @@ def test_broken_pipe(tmp_path):
     proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "Exception" not in err
+    # the findings' status, as flake8's
+    assert proc.wait(timeout=120) == 1 and "Traceback" not in err and "Exception" not in err

@@ -36,22 +36,26 @@ def _matches(code: str, prefixes: Iterable[str]) -> int:
 
 
 def select_codes(select: Iterable[str] = (), ignore: Iterable[str] = (),
-                 extend_select: Iterable[str] = ()) -> frozenset:
+                 extend_select: Iterable[str] = (), extra_codes: Iterable[str] = ()) -> frozenset:
     """Enabled codes for flake8-style `--select`/`--ignore`/`--extend-select` prefixes.
 
     As in flake8, the longer (more specific) matching prefix wins. Rules off by default
     (family 9) are enabled only by a prefix that reaches their family (`TDV9`, `TDV901`).
+    `extra_codes` (the CLI's E999) are chosen among too, on by default.
     """
     select = [s.strip().upper() for s in select if s.strip()]
     ignore = [s.strip().upper() for s in ignore if s.strip()]
     extend_select = [s.strip().upper() for s in extend_select if s.strip()]
+    default_on = {code: rule.default_enabled for code, rule in RULES_BY_CODE.items()}
+    default_on.update((code, True) for code in extra_codes)
     enabled = set()
-    for code, rule in RULES_BY_CODE.items():
+    for code, on in default_on.items():
         if select:
             chosen = _matches(code, select + extend_select)
         else:
-            chosen = _matches(code, extend_select) or (len("TDV") if rule.default_enabled else 0)
-        if not rule.default_enabled and chosen <= len("TDV"):
+            # chosen by default: any matching ignore prefix wins over that
+            chosen = _matches(code, extend_select) or (1 if on else 0)
+        if code in RULES_BY_CODE and not on and chosen <= len("TDV"):
             chosen = 0  # opinions run only when named (TDV9, TDV901), never by `--select=TDV`
         if chosen > _matches(code, ignore):
             enabled.add(code)
