@@ -678,6 +678,16 @@ def write_readme(path: str, data: Dict[str, Any]) -> None:
 # ---------------------------------------------------------------- command line
 
 
+def _torch_installed() -> bool:
+    """Without importing it: the fixtures do, each in its own process."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m flake8_torchdevice.harness",
                                      description="Run the runtime fixtures under real PyTorch.")
@@ -696,7 +706,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         write_readme(args.readme, data)
         return 0
     if not os.path.isdir(args.fixtures):
-        print(f"no fixtures folder: {args.fixtures}", file=sys.stderr)
+        # an installed (non-editable) package has no fixtures/: they live in a checkout
+        print(f"no fixtures folder: {args.fixtures}; the fixtures are in a checkout of "
+              "flake8-torchdevice: python -m flake8_torchdevice.harness PATH/TO/CHECKOUT/fixtures",
+              file=sys.stderr)
+        return 2
+    if not _torch_installed():
+        print(f"the harness runs the fixtures under PyTorch, which this Python ({sys.executable}) "
+              "cannot import; install the CPU build first: "
+              "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu", file=sys.stderr)
         return 2
     data = run_all(args.fixtures, args.timeout, args.jobs)
     print(json.dumps(data, indent=2) if args.json else report(data))
