@@ -176,6 +176,7 @@ def check_file(path: str, settings: CheckSettings) -> FileReport:
         return FileReport([], error=f"{type(error).__name__}: {message}")
     lines = source.split("\n") if settings.show_source else []
     items = [ReportItem(path=shown, line=f.line, col=f.col + 1, code=f.code, message=f.message,
+                        fixable=getattr(f, "fixable", False),  # the rule offers a fix
                         source_line=lines[f.line - 1] if 0 < f.line <= len(lines) else None)
              for f in findings if f.code != "E999" or settings.report_syntax_errors]
     return FileReport(items)

@@ -22,7 +22,7 @@ EXTRA_CODES = {"E999": "The file is not valid Python: it cannot be compiled, so 
 
 
 @dataclass(frozen=True)
-class Edit:
+class Replacement:
     """Replace the text from (line, col) up to (end_line, end_col), 1-based, end exclusive."""
 
     line: int
@@ -33,9 +33,9 @@ class Edit:
 
 
 @dataclass(frozen=True)
-class Fix:
+class SuggestedFix:
     description: str
-    edits: Tuple[Edit, ...]
+    edits: Tuple[Replacement, ...]
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class ReportItem:
     fixable: bool = False
     end_line: Optional[int] = None
     end_col: Optional[int] = None
-    fix: Optional[Fix] = None
+    fix: Optional[SuggestedFix] = None
     # The line's text without its newline, for --show-source.
     source_line: Optional[str] = None
 
@@ -122,7 +122,7 @@ class GithubFormat:
         return ""
 
 
-def _fix_json(fix: Optional[Fix]) -> Optional[dict]:
+def _fix_json(fix: Optional[SuggestedFix]) -> Optional[dict]:
     if fix is None:
         return None
     return {"message": fix.description, "edits": [

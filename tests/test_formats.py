@@ -13,14 +13,14 @@ import pytest
 from conftest import ONE_OF_EACH, run_module
 from flake8_torchdevice import __version__
 from flake8_torchdevice.docs import summary
-from flake8_torchdevice.formats import Edit, Fix, ReportItem, artifact_uri, render
+from flake8_torchdevice.formats import Replacement, SuggestedFix, ReportItem, artifact_uri, render
 from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "sarif-schema-2.1.0.json")
 MSG101 = RULES_BY_CODE["TDV101"].message
 PLAIN = ReportItem("src/a.py", 3, 9, "TDV101", MSG101)
 FIXED = ReportItem("src/a.py", 4, 5, "TDV102", "the fix, 100% sure: x", fixable=True, end_line=4, end_col=11,
-                   fix=Fix("use the device variable", (Edit(4, 5, 4, 11, "device"),)))
+                   fix=SuggestedFix("use the device variable", (Replacement(4, 5, 4, 11, "device"),)))
 CELL = ReportItem("nb.ipynb", 2, 1, "TDV101", MSG101, cell=3)
 BROKEN = ReportItem("b c.py", 1, 5, "E999", "SyntaxError: '(' was never closed")
 
