@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -54,6 +55,16 @@ def lint(code: str, fast: bool = True, **options) -> List[Tuple[int, int, str]]:
 
 def lint_codes(code: str, **options) -> List[str]:
     return [c for _, _, c in lint(code, **options)]
+
+
+FIX_MARK_RE = re.compile(r"^(\S.*?: [A-Z]+[0-9]+) \[\*\]", re.M)
+FIX_SUMMARY_RE = re.compile(r"^\[\*\] \d+ fixable with `flake8-torchdevice fix`\n", re.M)
+
+
+def unmarked(stdout: str) -> str:
+    """`check`'s text output without its fix marks (`[*]` and the closing count), which
+    flake8 does not print: the rest is flake8's output byte for byte."""
+    return FIX_SUMMARY_RE.sub("", FIX_MARK_RE.sub(r"\1", stdout))
 
 
 def run_module(module: str, args: Sequence[str], cwd: str, stdin: str = None) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ONE_OF_EACH, run_module
+from conftest import ONE_OF_EACH, run_module, unmarked
 from flake8_torchdevice import __version__
 from flake8_torchdevice.config import ConfigError, load_config
 from flake8_torchdevice.rules import RULES_BY_CODE
@@ -22,8 +22,10 @@ MSG102 = RULES_BY_CODE["TDV102"].message
 
 
 def check(cwd, *args, stdin=None):
+    """`check` in a subprocess, its text output without the fix marks flake8 has not."""
     result = run_module("flake8_torchdevice", ["check", *args], cwd=str(cwd), stdin=stdin)
     assert "Traceback" not in result.stderr
+    result.stdout = unmarked(result.stdout)
     return result
 
 

@@ -10,9 +10,10 @@ import os
 import jsonschema
 import pytest
 
-from conftest import ONE_OF_EACH, run_module
-from flake8_torchdevice import __version__
+from conftest import ONE_OF_EACH, run_module, unmarked
+from flake8_torchdevice import __version__, cli
 from flake8_torchdevice.docs import summary
+from flake8_torchdevice.engine import lint_source
 from flake8_torchdevice.formats import Replacement, SuggestedFix, ReportItem, artifact_uri, render
 from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
 
@@ -196,12 +197,14 @@ def test_check_format_sarif(project):
 def test_check_format_json_and_github(project):
     result = check(project, "--format", "json", "--select", "TDV1", "bad.py")
     assert result.returncode == 1
-    assert [(d["code"], d["line"], d["column"], d["path"], d["fixable"]) for d in json.loads(result.stdout)] == [
-        ("TDV101", 12, 13, "bad.py", False), ("TDV102", 13, 27, "bad.py", False)]
+    found = json.loads(result.stdout)
+    assert [(d["code"], d["line"], d["column"], d["path"]) for d in found] == [
+        ("TDV101", 12, 13, "bad.py"), ("TDV102", 13, 27, "bad.py")]
+    assert all(isinstance(d["fixable"], bool) for d in found)
     result = check(project, "--format", "github", "--select", "TDV101,E9", "bad.py", "broken.py")
     assert result.returncode == 1
     assert result.stdout == (
-        f"::warning file=bad.py,line=12,col=13,title=TDV101::{MSG101}\n"
+        f"::warning file=bad.py,line=12,col=13,endLine=12,endColumn=26,title=TDV101::{MSG101}\n"
         "::error file=broken.py,line=1,col=6,title=E999::SyntaxError: '(' was never closed\n")
 
 
@@ -212,10 +215,33 @@ def test_check_json_keeps_stdout_a_document(project):
     assert result.stderr == f"1     TDV101 {MSG101}\n1\n"
 
 
-def test_check_text_output_unchanged_without_fixes(project):
+def test_check_text_output_is_flake8s_plus_fix_marks(project):
     ours = check(project, ".")
     theirs = run_module("flake8", ["--select=TDV,E9", "."], cwd=str(project))
-    assert ours.stdout == theirs.stdout and "[*]" not in ours.stdout
+    assert unmarked(ours.stdout) == theirs.stdout
+    assert ("[*]" in ours.stdout) == cli.fix_command_available()
+
+
+def test_fix_marks_once_the_fix_command_exists(project, monkeypatch, capsys):
+    """`[*]` exactly on the findings the rules can fix, then their count; without a
+    `fix` command (as before it existed) the output is flake8's."""
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(cli, "command_fix", lambda args: 0, raising=False)
+    fixable = [f for f in lint_source(ONE_OF_EACH, "bad.py") if f.fixable]
+    assert fixable  # the fix API marks some of these findings
+    assert cli.main(["check", "bad.py"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    marked = [line.split(":")[1] for line in out if " [*] " in line]
+    assert marked == [str(f.line) for f in fixable]
+    assert out[-1] == f"[*] {len(fixable)} fixable with `flake8-torchdevice fix`"
+    monkeypatch.delattr(cli, "command_fix")
+    assert cli.main(["check", "bad.py"]) == 1
+    assert "[*]" not in capsys.readouterr().out
+
+
+def test_check_end_positions(project):
+    found = json.loads(check(project, "--format", "json", "--select", "TDV301", "bad.py").stdout)
+    assert [(d["line"], d["column"], d["end_line"], d["end_column"]) for d in found] == [(14, 13, 14, 31)]
 
 
 def test_check_unknown_format(project):
