@@ -199,9 +199,9 @@ def test_known_codes_and_prefixes(tmp_path, select):
 
 
 def test_unknown_tdv_code_in_flake8_section(tmp_path):
-    tree(tmp_path, {"m.py": CUDA, ".flake8": "[flake8]\nextend-ignore = E501, TDV9\n"})
+    tree(tmp_path, {"m.py": CUDA, ".flake8": "[flake8]\nextend-ignore = E501, TDV7\n"})
     result = check(tmp_path, "m.py")
-    assert result.returncode == 2 and f"unknown code 'TDV9' in extend-ignore in {tmp_path}/.flake8" in result.stderr
+    assert result.returncode == 2 and f"unknown code 'TDV7' in extend-ignore in {tmp_path}/.flake8" in result.stderr
 
 
 def test_select_e9_reports_syntax_errors_as_flake8(tmp_path):

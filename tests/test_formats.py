@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ONE_OF_EACH, run_module, unmarked
 from flake8_torchdevice import __version__, cli
-from flake8_torchdevice.docs import summary
+from flake8_torchdevice.docs import section, summary
 from flake8_torchdevice.engine import lint_source
 from flake8_torchdevice.formats import Replacement, SuggestedFix, ReportItem, artifact_uri, render
 from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
@@ -119,7 +119,7 @@ def test_sarif_is_valid_and_complete():
     for entry, rule in zip(rules, ALL_RULES):
         assert entry["name"] == rule.name
         assert entry["shortDescription"]["text"] == summary(rule)
-        assert entry["fullDescription"]["text"].startswith("Reports ")
+        assert entry["fullDescription"]["text"] == section(rule, "What it does")
         assert entry["help"]["markdown"].startswith(f"# {rule.code} {rule.name}")
     plain, fixed, cell, broken = run["results"]
     assert plain == {
@@ -226,7 +226,7 @@ def test_fix_marks_once_the_fix_command_exists(project, monkeypatch, capsys):
     """`[*]` exactly on the findings the rules can fix, then their count; without a
     `fix` command (as before it existed) the output is flake8's."""
     monkeypatch.chdir(project)
-    monkeypatch.setattr(cli, "command_fix", lambda args: 0, raising=False)
+    monkeypatch.setattr(cli, "MARK_FIXABLE", True)
     fixable = [f for f in lint_source(ONE_OF_EACH, "bad.py") if f.fixable]
     assert fixable  # the fix API marks some of these findings
     assert cli.main(["check", "bad.py"]) == 1
@@ -234,7 +234,7 @@ def test_fix_marks_once_the_fix_command_exists(project, monkeypatch, capsys):
     marked = [line.split(":")[1] for line in out if " [*] " in line]
     assert marked == [str(f.line) for f in fixable]
     assert out[-1] == f"[*] {len(fixable)} fixable with `flake8-torchdevice fix`"
-    monkeypatch.delattr(cli, "command_fix")
+    monkeypatch.setattr(cli, "MARK_FIXABLE", False)
     assert cli.main(["check", "bad.py"]) == 1
     assert "[*]" not in capsys.readouterr().out
 
