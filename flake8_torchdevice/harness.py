@@ -631,7 +631,7 @@ def readme_section(data: Dict[str, Any]) -> str:
 
 def _fixed_cell(data: Dict[str, Any], code: str) -> str:
     """How many of a rule's fixtures `fix` repaired, proven by running the fixed bad.py."""
-    fixes = [f["fix"] for f in data["fixtures"] if f["rule"] == code]
+    fixes = [f.get("fix", "none") for f in data["fixtures"] if f["rule"] == code]
     proven = sum(1 for fix in fixes if fix.startswith("ok"))
     unproven = sum(1 for fix in fixes if fix.startswith("unproven"))
     if not proven and not unproven:
