@@ -9,7 +9,7 @@ from flake8_torchdevice import cli
 from flake8_torchdevice.rules import ALL_RULES
 
 BAD = ONE_OF_EACH
-BAD_HEADS = ["8:20: TDV201", "12:13: TDV101", "13:27: TDV102", "14:13: TDV301", "16:11: TDV401"]
+BAD_HEADS = ["8:20: TDV201", "12:20: TDV101", "13:27: TDV102", "14:13: TDV301", "16:11: TDV401"]
 GOOD = ("import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "state = torch.load('m.pt', map_location='cpu')\n")
 
@@ -119,7 +119,7 @@ def test_skips_vcs_folders(run):
 
 def test_file_given_by_name_is_linted_whatever_its_suffix(run, project):
     (project / "script").write_text("x = y.cuda()\n")
-    assert run("check", "script")[:2] == (1, "script:1:5: TDV101 " + cli.RULES_BY_CODE["TDV101"].message + "\n")
+    assert run("check", "script")[:2] == (1, "script:1:7: TDV101 " + cli.RULES_BY_CODE["TDV101"].message + "\n")
 
 
 def test_clean(run):
@@ -127,7 +127,7 @@ def test_clean(run):
 
 
 @pytest.mark.parametrize("select, expected", [
-    ("TDV1", ["12:13: TDV101", "13:27: TDV102"]),
+    ("TDV1", ["12:20: TDV101", "13:27: TDV102"]),
     ("TDV301,TDV401", ["14:13: TDV301", "16:11: TDV401"]),
     ("tdv201", ["8:20: TDV201"]),
 ])
@@ -142,7 +142,7 @@ def test_ignore(run):
     assert heads(out) == ["bad.py:8:20: TDV201", "bad.py:16:11: TDV401"]
     # The more specific prefix wins, as in flake8.
     status, out, _ = run("check", "--select=TDV101", "--ignore=TDV1", "bad.py")
-    assert heads(out) == ["bad.py:12:13: TDV101"]
+    assert heads(out) == ["bad.py:12:20: TDV101"]
 
 
 def test_ignore_everything_found_exits_zero(run):
@@ -152,7 +152,7 @@ def test_ignore_everything_found_exits_zero(run):
 def test_config_file(run, project):
     (project / "setup.cfg").write_text("[flake8]\nextend-ignore = TDV2,TDV4\nselect = E,W,TDV\n")
     _, out, _ = run("check", "bad.py")
-    assert heads(out) == ["bad.py:12:13: TDV101", "bad.py:13:27: TDV102", "bad.py:14:13: TDV301"]
+    assert heads(out) == ["bad.py:12:20: TDV101", "bad.py:13:27: TDV102", "bad.py:14:13: TDV301"]
 
 
 def test_guard_names(run, project):
@@ -178,7 +178,7 @@ def test_noqa(run, project):
         "e = y.cuda()  # noqa:TDV1\n"
         "f = y.cuda()  # noqa: E501\n")
     status, out, _ = run("check", "n.py")
-    assert heads(out) == ["n.py:3:5: TDV101", "n.py:6:5: TDV101"]
+    assert heads(out) == ["n.py:3:7: TDV101", "n.py:6:7: TDV101"]
     assert status == 1
 
 
@@ -202,7 +202,7 @@ def test_encoding_and_bom(run, project):
     (project / "bom.py").write_bytes(b"\xef\xbb\xbfx = y.cuda()\n")
     status, out, _ = run("check", "latin.py", "bom.py")
     # files in flake8's order: sorted by name
-    assert heads(out) == ["bom.py:1:5: TDV101", "latin.py:3:5: TDV101"]
+    assert heads(out) == ["bom.py:1:7: TDV101", "latin.py:3:7: TDV101"]
 
 
 def test_rules_lists_every_code(run):

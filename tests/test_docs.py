@@ -212,5 +212,5 @@ def test_pre_commit_entry_runs(tmp_path):
     result = subprocess.run([command, *entry[1:], "bad.py", "ok.py"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert [line.split(": ")[0] for line in result.stdout.splitlines()] == ["bad.py:1:9"]
+    assert [line.split(": ")[0] for line in result.stdout.splitlines()] == ["bad.py:1:15"]
     assert " TDV101 " in result.stdout

@@ -184,7 +184,7 @@ def test_301_hard_coded_or_absent_devices_are_not_device_aware():
             def __init__(self, path, device):
                 self.state = torch.load(path)
                 self.device = device
-        """) == same("""\
+        """, options=Options(enabled=frozenset({"TDV301"}))) == same("""\
         import torch
         device = "cuda"
 

@@ -10,7 +10,7 @@ BAD = ONE_OF_EACH
 # flake8 numbers columns from 1.
 BAD_FINDINGS = [
     "bad.py:8:20: TDV201",
-    "bad.py:12:13: TDV101",
+    "bad.py:12:20: TDV101",
     "bad.py:13:27: TDV102",
     "bad.py:14:13: TDV301",
     "bad.py:16:11: TDV401",
@@ -38,7 +38,7 @@ def test_one_of_each_finding(bad):
     assert result.returncode == 1
     assert result.stderr == ""
     # The message follows the code, as flake8 prints it.
-    assert ("bad.py:12:13: TDV101 .cuda() hard-codes CUDA and fails without a GPU; "
+    assert ("bad.py:12:20: TDV101 .cuda() hard-codes CUDA and fails without a GPU; "
             "use .to(device) with a device chosen at run time") in result.stdout.splitlines()
 
 
@@ -64,7 +64,7 @@ def test_noqa(tmp_path):
         "w = y.cuda()  # noqa: TDV102\n"
         "v = y.cuda()  # noqa:TDV1\n")
     result = flake8(tmp_path, "--select=TDV", "n.py")
-    assert heads(result.stdout) == ["n.py:3:5: TDV101"]
+    assert heads(result.stdout) == ["n.py:3:7: TDV101"]
 
 
 def test_stdin(tmp_path):
@@ -85,7 +85,7 @@ def test_syntax_error_is_e999_without_traceback(tmp_path):
 @pytest.mark.parametrize("config", ["setup.cfg", ".flake8", "tox.ini"])
 def test_guard_names_from_config(tmp_path, config):
     (tmp_path / "g.py").write_text("if HAS_ACCEL:\n    x = y.cuda()\n")
-    assert heads(flake8(tmp_path, "--select=TDV", "g.py").stdout) == ["g.py:2:9: TDV101"]
+    assert heads(flake8(tmp_path, "--select=TDV", "g.py").stdout) == ["g.py:2:11: TDV101"]
     (tmp_path / config).write_text("[flake8]\ntorchdevice-guard-names = HAS_ACCEL, requires_accel\n")
     result = flake8(tmp_path, "--select=TDV", "g.py")
     assert (result.returncode, result.stdout) == (0, "")
@@ -93,7 +93,7 @@ def test_guard_names_from_config(tmp_path, config):
 
 def test_guard_names_on_the_command_line(tmp_path):
     (tmp_path / "g.py").write_text("@requires_accel\ndef f(y):\n    return y.cuda()\n")
-    assert heads(flake8(tmp_path, "--select=TDV", "g.py").stdout) == ["g.py:3:12: TDV101"]
+    assert heads(flake8(tmp_path, "--select=TDV", "g.py").stdout) == ["g.py:3:14: TDV101"]
     result = flake8(tmp_path, "--select=TDV", "--torchdevice-guard-names=requires_accel", "g.py")
     assert result.stdout == ""
 
@@ -139,7 +139,7 @@ def test_characters_python_does_not_split_lines_on(tmp_path, odd):
     source = "import torch\n" + odd + "def a():\n    return 1\n\ndef b(x):\n    return x.cuda()\n"
     (tmp_path / "odd.py").write_text(source, encoding="utf-8", newline="")
     result = flake8(tmp_path, "--select=TDV", "odd.py")
-    assert heads(result.stdout) == ["odd.py:7:12: TDV101"]
+    assert heads(result.stdout) == ["odd.py:7:14: TDV101"]
     assert result.stderr == ""
 
 
@@ -147,4 +147,4 @@ def test_characters_python_does_not_split_lines_on(tmp_path, odd):
 def test_other_line_endings(tmp_path, newline):
     source = "import torch\ndef a():\n    return 1\ndef b(x):\n    return x.cuda()\n".replace("\n", newline)
     (tmp_path / "nl.py").write_bytes(source.encode())
-    assert heads(flake8(tmp_path, "--select=TDV", "nl.py").stdout) == ["nl.py:5:12: TDV101"]
+    assert heads(flake8(tmp_path, "--select=TDV", "nl.py").stdout) == ["nl.py:5:14: TDV101"]

@@ -181,7 +181,7 @@ def test_diagnostics_quick_fix_noqa_and_syntax_errors(tmp_path):
         uri = s.open("train.py", TRAIN)
         load, cuda = await s.next_diagnostics(uri)
         assert (load.code, span(load)) == ("TDV301", (3, 8, 3, 30))  # torch.load("model.pt")
-        assert (cuda.code, span(cuda)) == ("TDV101", (4, 8, 4, 20))  # model.cuda()
+        assert (cuda.code, span(cuda)) == ("TDV101", (4, 14, 4, 18))  # the cuda of model.cuda()
         for diagnostic in (load, cuda):
             assert diagnostic.severity == types.DiagnosticSeverity.Warning
             assert diagnostic.source == "flake8-torchdevice"
@@ -212,7 +212,7 @@ def test_diagnostics_quick_fix_noqa_and_syntax_errors(tmp_path):
         s.change(uri, TRAIN.replace("model.cuda()", "model.cuda(  "))
         assert await s.next_diagnostics(uri) == []
         s.change(uri, TRAIN)
-        assert [span(d) for d in await s.next_diagnostics(uri)] == [(3, 8, 3, 30), (4, 8, 4, 20)]
+        assert [span(d) for d in await s.next_diagnostics(uri)] == [(3, 8, 3, 30), (4, 14, 4, 18)]
 
     session = run(tmp_path, scenario)
     transcript = os.environ.get("TDV_LSP_TRANSCRIPT")
@@ -258,8 +258,8 @@ def test_non_ascii_columns_are_utf16_units(tmp_path):
     async def scenario(s: Session):
         uri = s.open("u.py", "import torch\nx = ('𝄞é', m.cuda())\n")
         (diagnostic,) = await s.next_diagnostics(uri)
-        # '𝄞' is two UTF-16 units: the call spans code points 11 to 19, units 12 to 20
-        assert span(diagnostic) == (1, 12, 1, 20)
+        # '𝄞' is two UTF-16 units: `cuda` spans code points 13 to 17, units 14 to 18
+        assert span(diagnostic) == (1, 14, 1, 18)
 
     run(tmp_path, scenario)
 
@@ -291,7 +291,7 @@ def test_typing_is_debounced_and_only_the_last_version_is_reported(tmp_path):
             s.change(uri, text)
         diagnostics = await s.next_diagnostics(uri)
         assert time.monotonic() - started >= 0.3
-        assert [(d.code, span(d)) for d in diagnostics] == [("TDV101", (1, 4, 1, 12))]
+        assert [(d.code, span(d)) for d in diagnostics] == [("TDV101", (1, 6, 1, 10))]
         await asyncio.sleep(0.6)
         assert s.queue(uri).empty()  # one publication for the whole burst
 
@@ -316,7 +316,7 @@ def test_a_notebook_document_is_one_program(tmp_path):
         s.client.notebook_document_did_open(params)
         assert await s.next_diagnostics(cell_uris[0]) == []
         assert await s.next_diagnostics(cell_uris[2]) == []  # guarded by the flag of cell 1
-        assert [(d.code, span(d)) for d in await s.next_diagnostics(cell_uris[3])] == [("TDV101", (0, 4, 0, 12))]
+        assert [(d.code, span(d)) for d in await s.next_diagnostics(cell_uris[3])] == [("TDV101", (0, 6, 0, 10))]
 
     run(tmp_path, scenario)
 
@@ -329,7 +329,7 @@ def test_the_linter_runs_without_pygls(tmp_path):
     check = subprocess.run([sys.executable, "-c", block + "from flake8_torchdevice.cli import main; "
                             "sys.exit(main(['check', 'a.py']))"], cwd=str(tmp_path), env=env,
                            capture_output=True, text=True, timeout=120)
-    assert (check.returncode, check.stdout.split(" ")[0]) == (1, "a.py:2:5:")
+    assert (check.returncode, check.stdout.split(" ")[0]) == (1, "a.py:2:7:")
     lsp = subprocess.run([sys.executable, "-c", block + "from flake8_torchdevice.cli import main; "
                           "sys.exit(main(['lsp']))"], cwd=str(tmp_path), env=env,
                          capture_output=True, text=True, timeout=120)

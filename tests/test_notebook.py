@@ -62,7 +62,7 @@ def test_cells_numbered_as_ruff_does_lines_and_columns_within_the_cell():
                 return batch.cuda(non_blocking=True)
         """)),
     )
-    assert found(data) == [(4, 2, 9, "TDV101"), (6, 2, 12, "TDV101")]
+    assert found(data) == [(4, 2, 15, "TDV101"), (6, 2, 18, "TDV101")]
 
 
 def test_cells_are_one_program_a_flag_set_in_cell_1_guards_cell_5():
@@ -74,18 +74,18 @@ def test_cells_are_one_program_a_flag_set_in_cell_1_guards_cell_5():
     assert found(guarded) == []
     # the same cell without the flag's definition before it is reported
     unguarded = notebook(code(["import torch\n", "x = 1"]), code(["if ready:\n", "    model = model.cuda()"]))
-    assert found(unguarded) == [(2, 2, 13, "TDV101")]
+    assert found(unguarded) == [(2, 2, 19, "TDV101")]
 
 
 def test_noqa_in_a_cell():
     data = notebook(code(["import torch\n", "a = m.cuda()  # noqa: TDV101\n", "b = m.cuda()  # noqa: E501\n",
                           "c = m.cuda()  # noqa"]))
-    assert found(data) == [(1, 3, 5, "TDV101")]
+    assert found(data) == [(1, 3, 7, "TDV101")]
 
 
 def test_options_apply():
     data = notebook(code(["import torch\n", "a = m.cuda()\n", "d = torch.device('cuda')"]))
-    assert found(data) == [(1, 2, 5, "TDV101"), (1, 3, 18, "TDV102")]
+    assert found(data) == [(1, 2, 7, "TDV101"), (1, 3, 18, "TDV102")]
     assert found(data, enabled=frozenset({"TDV102"})) == [(1, 3, 18, "TDV102")]
 
 
@@ -145,7 +145,7 @@ def test_findings_after_ipython_lines_keep_their_positions():
     assert found(data) == [(1, 5, 5, "E999")]
     data = notebook(code(["%load_ext autoreload\n", "!nvidia-smi\n", "x = m.cuda()\n", "%time y = n.cuda()\n",
                           "z = k.cuda()"]))
-    assert found(data) == [(1, 3, 5, "TDV101"), (1, 5, 5, "TDV101")]
+    assert found(data) == [(1, 3, 7, "TDV101"), (1, 5, 7, "TDV101")]
 
 
 def test_cell_magics_with_a_python_body_are_linted_others_are_not():
@@ -157,12 +157,12 @@ def test_cell_magics_with_a_python_body_are_linted_others_are_not():
         code(["%%writefile train.py\n", "model = model.cuda()"]),
         code(["%%html\n", "<b>x.cuda()</b>"]),
     )
-    assert found(data) == [(1, 2, 5, "TDV101"), (2, 2, 5, "TDV101"), (3, 2, 5, "TDV101")]
+    assert found(data) == [(1, 2, 19, "TDV101"), (2, 2, 7, "TDV101"), (3, 2, 7, "TDV101")]
 
 
 def test_cell_of_magics_only_and_blank_cells():
     data = notebook(code("%pwd"), code("\n\n"), code(""), code(["!ls\n", "!pwd"]), code("x = m.cuda()"))
-    assert found(data) == [(5, 1, 5, "TDV101")]
+    assert found(data) == [(5, 1, 7, "TDV101")]
 
 
 # ------------------------------------------------------------------ broken and unusual notebooks
@@ -175,7 +175,7 @@ def test_a_cell_python_cannot_parse_is_reported_the_others_are_linted():
         code(["for x in y:\n", "print(x)"]),
         code("b = n.cuda()"),
     )
-    assert found(data) == [(1, 2, 5, "TDV101"), (2, 1, 13, "E999"), (3, 2, 2, "E999"), (4, 1, 5, "TDV101")]
+    assert found(data) == [(1, 2, 7, "TDV101"), (2, 1, 13, "E999"), (3, 2, 2, "E999"), (4, 1, 7, "TDV101")]
     results = lint_notebook_text(as_file(data))
     assert results[1][1].message == "SyntaxError: invalid syntax"
     assert results[2][1].message == "IndentationError: expected an indented block after 'for' statement on line 1"
@@ -218,7 +218,7 @@ def test_lint_notebook_reads_the_file_with_a_bom_and_crlf(tmp_path):
     path = tmp_path / "n.ipynb"
     text = as_file(notebook(code(["import torch\r\n", "x = m.cuda()"]))).replace("\n", "\r\n")
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
-    assert [(cell, f.line, f.col, f.code) for cell, f in lint_notebook(str(path))] == [(1, 2, 4, "TDV101")]
+    assert [(cell, f.line, f.col, f.code) for cell, f in lint_notebook(str(path))] == [(1, 2, 6, "TDV101")]
     path.write_bytes(b'{"cells": ["\xff"]}')
     with pytest.raises(SourceError, match="not UTF-8"):
         lint_notebook(str(path))
@@ -285,9 +285,9 @@ def test_program_edits_map_back_to_cells():
 
 
 def test_end_positions_move_with_the_finding_into_the_cell():
-    data = notebook(code("x = 1"), code(["import torch\n", "y = m.cuda(\n", "    0)"]))
+    data = notebook(code("x = 1"), code(["import torch\n", "y = torch.load(\n", "    'm.pt')"]))
     ((cell, finding),) = lint_notebook_text(as_file(data))
-    assert (cell, finding.line, finding.col, finding.end_line, finding.end_col) == (2, 2, 4, 3, 6)
+    assert (cell, finding.line, finding.col, finding.end_line, finding.end_col) == (2, 2, 4, 3, 11)
 
 
 def test_fix_writes_back_only_the_changed_cells():
@@ -306,7 +306,7 @@ def test_fix_writes_back_only_the_changed_cells():
     expected["cells"][3]["source"][2] = "c = torch.load('c.pt', map_location=\"cpu\")"
     assert new_text == as_file(expected)
     assert [(cell, f.line, f.col, f.code) for cell, f in fixed] == [(1, 3, 4, "TDV301"), (4, 3, 4, "TDV301")]
-    assert [(cell, f.line, f.col, f.code) for cell, f in remaining] == [(3, 2, 8, "TDV101")]
+    assert [(cell, f.line, f.col, f.code) for cell, f in remaining] == [(3, 2, 14, "TDV101")]
     # nothing left to fix: the same text back
     assert fix_notebook_text(new_text, "n.ipynb")[0] == new_text
 
@@ -321,7 +321,7 @@ def test_fix_command_rewrites_a_notebook_file_and_lists_what_is_left(tmp_path, c
     path.write_bytes(b"\xef\xbb\xbf" + original.encode("utf-8"))
     assert run_fix([str(path)], Options()) == 1
     out, err = capsys.readouterr()
-    assert out == f"{path}:cell 3:1:9: TDV101 " + lint_notebook(str(path))[0][1].message + "\n"
+    assert out == f"{path}:cell 3:1:15: TDV101 " + lint_notebook(str(path))[0][1].message + "\n"
     assert err == "Fixed 1 finding in 1 file.\n"
     data["cells"][0]["source"][1] = "a = torch.load('a.pt', map_location=\"cpu\")"
     assert path.read_bytes() == b"\xef\xbb\xbf" + json.dumps(data, indent=2, ensure_ascii=True).encode("utf-8")

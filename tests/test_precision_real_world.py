@@ -154,7 +154,7 @@ def test_explicit_device_id_is_a_guard():
             return torch.empty(size).cuda(device_id)
         return torch.empty(size).cuda()
     """
-    assert lint(code) == [(11, 11, "TDV101")]
+    assert lint(code) == [(11, 29, "TDV101")]
 
 
 def test_as_tensor_of_a_tensor_keeps_its_device():

@@ -120,7 +120,7 @@ def test_pylsp_flake8_plugin_shows_tdv_diagnostics_at_their_positions(tmp_path):
     # pylsp underlines from the finding to the end of its line (its newline included);
     # every flake8 code but pyflakes' errors and E999 is a Warning
     expected = [(code, line - 1, col - 1, line - 1, len(lines[line - 1]) + 1, WARNING, "flake8")
-                for code, line, col in [("TDV201", 8, 20), ("TDV101", 12, 13), ("TDV102", 13, 27),
+                for code, line, col in [("TDV201", 8, 20), ("TDV101", 12, 20), ("TDV102", 13, 27),
                                         ("TDV301", 14, 13), ("TDV401", 16, 11)]]
     assert got == expected
     assert diagnostics[1]["message"].startswith("TDV101 .cuda() hard-codes CUDA")

@@ -44,12 +44,12 @@ def write(tmp_path, name, data: bytes) -> str:
 
 
 @pytest.mark.parametrize("data, line, col", [
-    (CUDA.encode(), 2, 5),
-    (b"\xef\xbb\xbf" + CUDA.encode(), 2, 5),  # BOM
-    (CUDA.replace("\n", "\r\n").encode(), 2, 5),  # CRLF
-    (b"import torch\r\ny = 1\nz = 2\rx = torch.ones(2).cuda()\n", 4, 5),  # mixed endings
-    (b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9\xe9'; x = torch.ones(2).cuda()\n", 3, 15),
-    (b"import torch\n\x0c\ndef f():\n    s = '\xe2\x80\xa8'\n    return 1\nx = torch.ones(2).cuda()\n", 6, 5),
+    (CUDA.encode(), 2, 19),
+    (b"\xef\xbb\xbf" + CUDA.encode(), 2, 19),  # BOM
+    (CUDA.replace("\n", "\r\n").encode(), 2, 19),  # CRLF
+    (b"import torch\r\ny = 1\nz = 2\rx = torch.ones(2).cuda()\n", 4, 19),  # mixed endings
+    (b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9\xe9'; x = torch.ones(2).cuda()\n", 3, 29),
+    (b"import torch\n\x0c\ndef f():\n    s = '\xe2\x80\xa8'\n    return 1\nx = torch.ones(2).cuda()\n", 6, 19),
 ], ids=["lf", "bom", "crlf", "mixed", "latin-1", "formfeed-u2028"])
 def test_encodings_and_line_endings(tmp_path, data, line, col):
     path = write(tmp_path, "t.py", data)
@@ -85,7 +85,7 @@ def test_non_utf8(tmp_path, data):
     line = CUDA.count("\n") + data.startswith(b"#")
     for tool in (check_cli, check_flake8):
         code, out, err = tool(path)
-        assert (code, out) == (1, f"{path}:{line}:5: {TDV101}{out.split(TDV101)[1]}"), tool
+        assert (code, out) == (1, f"{path}:{line}:19: {TDV101}{out.split(TDV101)[1]}"), tool
 
 
 def test_empty_file(tmp_path):
@@ -140,8 +140,8 @@ def test_large_generated_file(tmp_path):
     code, out, err = check_cli(path)
     last = source.count("\n")
     assert (code, err) == (1, "") and out.splitlines() == [
-        f"{path}:5:12: {TDV101}" + out.splitlines()[0].split(TDV101)[1],
-        f"{path}:{last}:12: {TDV101}" + out.splitlines()[0].split(TDV101)[1]]
+        f"{path}:5:14: {TDV101}" + out.splitlines()[0].split(TDV101)[1],
+        f"{path}:{last}:14: {TDV101}" + out.splitlines()[0].split(TDV101)[1]]
     dense = "import torch\n" + "def f(x):\n    return x.cuda()\n" * 100_000
     path = write(tmp_path, "dense.py", dense.encode())
     code, out, err = check_cli(path)
@@ -176,9 +176,9 @@ def test_broken_symlink_and_directory_named_py(tmp_path):
     os.symlink(tmp_path / "missing", tmp_path / "broken.py")
     code, out, err = check_cli(str(tmp_path))
     assert code == 1 and err == f"{tmp_path}/broken.py: skipped: cannot read: No such file or directory\n"
-    assert out.startswith(f"{tmp_path}/x.py/inner.py:2:5: {TDV101}")
+    assert out.startswith(f"{tmp_path}/x.py/inner.py:2:19: {TDV101}")
     code, out, err = check_flake8(str(tmp_path))
-    assert f"{tmp_path}/broken.py:0:1: E902 FileNotFoundError" in out and f"x.py/inner.py:2:5: {TDV101}" in out
+    assert f"{tmp_path}/broken.py:0:1: E902 FileNotFoundError" in out and f"x.py/inner.py:2:19: {TDV101}" in out
 
 
 def test_non_utf8_file_name(tmp_path):
@@ -186,14 +186,14 @@ def test_non_utf8_file_name(tmp_path):
     with open(name, "wb") as file:
         file.write(CUDA.encode())
     code, out, err = check_cli(str(tmp_path))
-    assert code == 1 and out.startswith(f"{tmp_path}/bad\\udcffname.py:2:5: {TDV101}")
+    assert code == 1 and out.startswith(f"{tmp_path}/bad\\udcffname.py:2:19: {TDV101}")
 
 
 def test_stdin():
     code, out, err = check_cli("-", stdin=CUDA.replace("\n", "\r\n").encode())
-    assert code == 1 and out.startswith(f"stdin:2:5: {TDV101}")
+    assert code == 1 and out.startswith(f"stdin:2:19: {TDV101}")
     code, out, err = check_flake8("-", stdin=CUDA.encode())
-    assert code == 1 and out.startswith(f"stdin:2:5: {TDV101}")
+    assert code == 1 and out.startswith(f"stdin:2:19: {TDV101}")
     assert check_cli("-", stdin=b"") == (0, "", "")
 
 
@@ -211,7 +211,7 @@ def test_internal_error_names_the_file_and_goes_on(tmp_path, monkeypatch, capsys
     captured = capsys.readouterr()
     assert captured.err.startswith(f"{bad}: internal error: KeyError: 'boom'; please report this bug")
     assert captured.err.count("\n") == 1
-    assert captured.out.startswith(f"{good}:2:5: {TDV101}")
+    assert captured.out.startswith(f"{good}:2:19: {TDV101}")
 
 
 def test_plugin_survives_an_internal_error(monkeypatch, capsys):

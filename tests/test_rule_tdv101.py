@@ -1,4 +1,4 @@
-"""TDV101 cuda-call: `x.cuda()` outside a CUDA guard (reported at the call's start)."""
+"""TDV101 cuda-call: `x.cuda()` outside a CUDA guard (reported at the `cuda` name, where a noqa goes)."""
 
 from __future__ import annotations
 
@@ -16,27 +16,27 @@ def tdv101(code: str, **options):
 # --------------------------------------------------------------------- reported
 
 REPORTED = {
-    "module level": ("import torch\nmodel = Net().cuda()\n", [(2, 8)]),
-    "torch as th": ("import torch as th\nx = th.ones(2).cuda()\n", [(2, 4)]),
-    "no import at all": ("x = x.cuda()\n", [(1, 4)]),
-    "keyword args": ("def f(x):\n    return x.cuda(non_blocking=True)\n", [(2, 11)]),
-    "device index": ("y = x.cuda(0)\n", [(1, 4)]),
-    "bare statement": ("model.cuda()\n", [(1, 0)]),
-    "attribute receiver": ("class T:\n    def go(self):\n        self.model.cuda()\n", [(3, 8)]),
+    "module level": ("import torch\nmodel = Net().cuda()\n", [(2, 14)]),
+    "torch as th": ("import torch as th\nx = th.ones(2).cuda()\n", [(2, 15)]),
+    "no import at all": ("x = x.cuda()\n", [(1, 6)]),
+    "keyword args": ("def f(x):\n    return x.cuda(non_blocking=True)\n", [(2, 13)]),
+    "device index": ("y = x.cuda(0)\n", [(1, 6)]),
+    "bare statement": ("model.cuda()\n", [(1, 6)]),
+    "attribute receiver": ("class T:\n    def go(self):\n        self.model.cuda()\n", [(3, 19)]),
     "in a method of nn.Module": (
         "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return self.fc(x.cuda())\n",
-        [(4, 23)]),
-    "class body": ("class C:\n    table = lut.cuda()\n", [(2, 12)]),
-    "list comprehension": ("y = [t.cuda() for t in xs]\n", [(1, 5)]),
-    "dict comprehension": ("y = {k: v.cuda() for k, v in d.items()}\n", [(1, 8)]),
-    "generator": ("y = tuple(t.cuda() for t in xs)\n", [(1, 10)]),
-    "lambda": ("f = lambda t: t.cuda()\n", [(1, 14)]),
-    "nested function": ("def outer():\n    def inner(t):\n        return t.cuda()\n    return inner\n", [(3, 15)]),
-    "chained": ("batch = batch.float().cuda()\n", [(1, 8)]),
-    "two on one line": ("a, b = x.cuda(), y.cuda()\n", [(1, 7), (1, 17)]),
-    "call argument": ("loss = crit(out, y.cuda())\n", [(1, 17)]),
+        [(4, 25)]),
+    "class body": ("class C:\n    table = lut.cuda()\n", [(2, 16)]),
+    "list comprehension": ("y = [t.cuda() for t in xs]\n", [(1, 7)]),
+    "dict comprehension": ("y = {k: v.cuda() for k, v in d.items()}\n", [(1, 10)]),
+    "generator": ("y = tuple(t.cuda() for t in xs)\n", [(1, 12)]),
+    "lambda": ("f = lambda t: t.cuda()\n", [(1, 16)]),
+    "nested function": ("def outer():\n    def inner(t):\n        return t.cuda()\n    return inner\n", [(3, 17)]),
+    "chained": ("batch = batch.float().cuda()\n", [(1, 22)]),
+    "two on one line": ("a, b = x.cuda(), y.cuda()\n", [(1, 9), (1, 19)]),
+    "call argument": ("loss = crit(out, y.cuda())\n", [(1, 19)]),
     # The move of torch.load(...).cuda() is TDV101; the load itself is TDV301 (not enabled here).
-    "after torch.load": ("import torch\nmodel = torch.load('m.pth').cuda()\n", [(2, 8)]),
+    "after torch.load": ("import torch\nmodel = torch.load('m.pth').cuda()\n", [(2, 28)]),
 }
 
 
@@ -118,48 +118,48 @@ def test_guarded_is_not_reported(code):
 
 
 NOT_GUARDS = {
-    "try/except": ("import torch\ntry:\n    x = x.cuda()\nexcept AssertionError:\n    pass\n", [(3, 8)]),
-    "is_available without a call": ("import torch\nif torch.cuda.is_available:\n    x.cuda()\n", [(3, 4)]),
-    "body of not is_available": ("import torch\nif not torch.cuda.is_available():\n    x.cuda()\n", [(3, 4)]),
+    "try/except": ("import torch\ntry:\n    x = x.cuda()\nexcept AssertionError:\n    pass\n", [(3, 10)]),
+    "is_available without a call": ("import torch\nif torch.cuda.is_available:\n    x.cuda()\n", [(3, 6)]),
+    "body of not is_available": ("import torch\nif not torch.cuda.is_available():\n    x.cuda()\n", [(3, 6)]),
     "else arm of is_available": ("import torch\nif torch.cuda.is_available():\n    pass\nelse:\n    x.cuda()\n",
-                                 [(5, 4)]),
-    "false arm of ternary": ("import torch\nx = x if torch.cuda.is_available() else x.cuda()\n", [(2, 40)]),
-    "or-combination": ("import torch\nif big or torch.cuda.is_available():\n    x.cuda()\n", [(3, 4)]),
-    "device_count == 0": ("import torch\nif torch.cuda.device_count() == 0:\n    x.cuda()\n", [(3, 4)]),
-    "device_count < 1": ("import torch\nif torch.cuda.device_count() < 1:\n    x.cuda()\n", [(3, 4)]),
-    "negative flag": ("if args.no_cuda:\n    x.cuda()\n", [(2, 4)]),
-    "cpu flag": ("if use_cpu:\n    x.cuda()\n", [(2, 4)]),
-    "unrelated flag": ("if verbose:\n    x.cuda()\n", [(2, 4)]),
+                                 [(5, 6)]),
+    "false arm of ternary": ("import torch\nx = x if torch.cuda.is_available() else x.cuda()\n", [(2, 42)]),
+    "or-combination": ("import torch\nif big or torch.cuda.is_available():\n    x.cuda()\n", [(3, 6)]),
+    "device_count == 0": ("import torch\nif torch.cuda.device_count() == 0:\n    x.cuda()\n", [(3, 6)]),
+    "device_count < 1": ("import torch\nif torch.cuda.device_count() < 1:\n    x.cuda()\n", [(3, 6)]),
+    "negative flag": ("if args.no_cuda:\n    x.cuda()\n", [(2, 6)]),
+    "cpu flag": ("if use_cpu:\n    x.cuda()\n", [(2, 6)]),
+    "unrelated flag": ("if verbose:\n    x.cuda()\n", [(2, 6)]),
     "early exit without exit statement": (
         "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        print('no')\n    return x.cuda()\n",
-        [(5, 11)]),
+        [(5, 13)]),
     "early exit does not leak into the next function": (
         "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return x\n    return 1\n"
-        "def g(x):\n    return x.cuda()\n", [(7, 11)]),
+        "def g(x):\n    return x.cuda()\n", [(7, 13)]),
     "early exit does not leak out of its block": (
         "import torch\ndef f(x, c):\n    if c:\n        if not torch.cuda.is_available():\n            return\n"
-        "        x.cuda()\n    x.cuda()\n", [(7, 4)]),
+        "        x.cuda()\n    x.cuda()\n", [(7, 6)]),
     "guard in class body does not cover methods": (
         "import torch\nclass M:\n    if torch.cuda.is_available():\n        y = 1\n    def f(self):\n"
-        "        return self.net.cuda()\n", [(6, 15)]),
-    "comprehension filter that says nothing": ("ys = [x.cuda() for x in xs if x is not None]\n", [(1, 6)]),
-    "or short-circuit": ("import torch\nok = torch.cuda.is_available() or x.cuda()\n", [(2, 34)]),
-    "and with an unrelated flag": ("ok = flag and x.cuda()\n", [(1, 14)]),
+        "        return self.net.cuda()\n", [(6, 24)]),
+    "comprehension filter that says nothing": ("ys = [x.cuda() for x in xs if x is not None]\n", [(1, 8)]),
+    "or short-circuit": ("import torch\nok = torch.cuda.is_available() or x.cuda()\n", [(2, 36)]),
+    "and with an unrelated flag": ("ok = flag and x.cuda()\n", [(1, 16)]),
     "elif of a positive test": ("import torch\nif torch.cuda.is_available():\n    pass\nelif big:\n    x.cuda()\n",
-                                [(5, 4)]),
+                                [(5, 6)]),
     "assert of a negated test": ("import torch\ndef f():\n    assert not torch.cuda.is_available()\n    x.cuda()\n",
-                                 [(4, 4)]),
+                                 [(4, 6)]),
     "early exit with and": ("import torch\ndef f(x):\n    if not torch.cuda.is_available() and x is None:\n"
-                            "        return\n    x.cuda()\n", [(5, 4)]),
-    "unknown decorator": ("@slow\ndef test_a():\n    x.cuda()\n", [(3, 4)]),
+                            "        return\n    x.cuda()\n", [(5, 6)]),
+    "unknown decorator": ("@slow\ndef test_a():\n    x.cuda()\n", [(3, 6)]),
     "skipIf without not": ("import unittest\nimport torch\n@unittest.skipIf(torch.cuda.is_available(), 'cpu only')\n"
-                           "def test_a():\n    x.cuda()\n", [(5, 4)]),
+                           "def test_a():\n    x.cuda()\n", [(5, 6)]),
     # The spec: an early exit or assert never reaches past its own function.
     "module-level early raise does not reach into functions": (
         "import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\n"
-        "def f():\n    return x.cuda()\n", [(5, 11)]),
+        "def f():\n    return x.cuda()\n", [(5, 13)]),
     "outer call of a guarded ternary": (
-        "import torch\nx = (x.cuda() if torch.cuda.is_available() else x).cuda()\n", [(2, 4)]),
+        "import torch\nx = (x.cuda() if torch.cuda.is_available() else x).cuda()\n", [(2, 51)]),
 }
 
 
@@ -171,8 +171,8 @@ def test_not_a_guard(code, expected):
 def test_extra_guard_names_from_options():
     flag = "if HAS_ACCEL:\n    x.cuda()\n"
     decorated = "@requires_accelerator\ndef f(x):\n    return x.cuda()\n"
-    assert tdv101(flag) == [(2, 4, "TDV101")]
-    assert tdv101(decorated) == [(3, 11, "TDV101")]
+    assert tdv101(flag) == [(2, 6, "TDV101")]
+    assert tdv101(decorated) == [(3, 13, "TDV101")]
     names = ("HAS_ACCEL", "requires_accelerator")
     assert tdv101(flag, guard_names=names) == []
     assert tdv101(decorated, guard_names=names) == []
@@ -185,7 +185,7 @@ def test_function_of_an_imported_module_is_not_a_tensor_method():
 
 def test_other_families_not_reported_when_only_tdv101_enabled():
     code = "import torch\nmodel = torch.load('m.pth').cuda()\n"
-    assert lint(code) == [(2, 8, "TDV101"), (2, 8, "TDV301")]
+    assert lint(code) == [(2, 8, "TDV301"), (2, 28, "TDV101")]
 
 
 # Every guard form also covers the other rules that respect guards (not TDV401:
@@ -208,3 +208,53 @@ def test_guard_forms_cover_other_rules(code, rule):
 @pytest.mark.parametrize("rule", list(OTHER_RULES))
 def test_other_rules_report_without_the_guard(rule):
     assert [c for _, _, c in lint(PREAMBLE + OTHER_RULES[rule] + "\n", enabled=frozenset({rule}))] == [rule]
+
+
+def test_multi_line_chain_is_reported_on_the_cuda_line_where_noqa_works():
+    code = "import torch\nmodel = (Net()\n         .float()\n         .cuda())\n"
+    assert tdv101(code) == [(4, 10, "TDV101")]
+    silenced = code.replace(".cuda())", ".cuda())  # noqa: TDV101")
+    from flake8_torchdevice.engine import Options, lint_source
+    assert [f.line for f in lint_source(silenced, "t.py", Options(enabled=ONLY))] == [4]
+    from conftest import run_module
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "chain.py"), "w") as handle:
+            handle.write(silenced)
+        assert run_module("flake8", ["--select=TDV", "chain.py"], cwd=folder).stdout == ""
+        with open(os.path.join(folder, "chain.py"), "w") as handle:
+            handle.write(code)
+        assert run_module("flake8", ["--select=TDV", "chain.py"], cwd=folder).stdout.startswith(
+            "chain.py:4:11: TDV101 ")
+
+
+FIXES = {
+    "device in scope": ("import torch\ndef f(x: torch.Tensor, m):\n    return m.cuda()\n",
+                        "import torch\ndef f(x: torch.Tensor, m):\n    return m.to(x.device)\n"),
+    "non_blocking kept": ("import torch\ndevice = torch.device(args.device)\nb = b.cuda(non_blocking=True)\n",
+                          "import torch\ndevice = torch.device(args.device)\nb = b.to(device, non_blocking=True)\n"),
+    "multi-line chain": ("import torch\ndevice = torch.device(args.device)\nm = (Net()\n     .cuda())\n",
+                         "import torch\ndevice = torch.device(args.device)\nm = (Net()\n     .to(device))\n"),
+    # a GPU index names a device the fix cannot know
+    "index": ("import torch\ndevice = torch.device(args.device)\nm = m.cuda(1)\n",
+              "import torch\ndevice = torch.device(args.device)\nm = m.cuda(1)\n"),
+    # no device in scope: only with --add-device
+    "no device": ("import torch\nm = m.cuda()\n", "import torch\nm = m.cuda()\n"),
+}
+
+
+@pytest.mark.parametrize("before, after", FIXES.values(), ids=list(FIXES))
+def test_fix(before, after):
+    from flake8_torchdevice.engine import Options
+    from flake8_torchdevice.fix import fix_source
+    assert fix_source(before, "t.py", Options(enabled=ONLY)).text == after
+    assert fix_source(after, "t.py", Options(enabled=ONLY)).text == after
+
+
+def test_fix_with_added_device():
+    from flake8_torchdevice.engine import Options
+    from flake8_torchdevice.fix import fix_source
+    result = fix_source("import torch\nm = m.cuda()\n", "t.py", Options(enabled=ONLY), add_device=True).text
+    assert result == ('import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+                      "m = m.to(device)\n")

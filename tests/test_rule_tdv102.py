@@ -102,3 +102,74 @@ def test_extra_guard_names():
 
 def test_map_location_cuda_is_not_also_tdv301():
     assert lint("import torch\nstate = torch.load(p, map_location='cuda')\n") == [(2, 35, "TDV102")]
+
+
+# ------------------------------------------------------------ the root of a device
+
+ROOTS = {
+    "device = 'cuda'": ("device = 'cuda'\nx = x.to(device)\n", [(1, 9)]),
+    "self.device = 'cuda:0'": ("class T:\n    def __init__(self):\n        self.device = 'cuda:0'\n", [(3, 22)]),
+    "DEVICE = torch.device('cuda')": ("import torch\nDEVICE = torch.device('cuda')\n", [(2, 22)]),
+    "annotated": ("device: str = 'cuda'\n", [(1, 14)]),
+    "args.device": ("args.device = 'cuda'\n", [(1, 14)]),
+    "argparse default": ("parser.add_argument('--device', default='cuda', help='where')\n", [(1, 40)]),
+    "argparse dest": ("parser.add_argument('-d', dest='device', default='cuda:0')\n", [(1, 49)]),
+    "argparse dashed name": ("parser.add_argument('--train-device', type=str, default='cuda')\n", [(1, 56)]),
+    "uncalled is_available is no guard": ("import torch\nif torch.cuda.is_available:\n    device = 'cuda'\n",
+                                          [(3, 13)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROOTS.values(), ids=list(ROOTS))
+def test_root_binding_reported(code, expected):
+    assert tdv102(code) == [(line, col, "TDV102") for line, col in expected]
+
+
+ROOTS_NOT_REPORTED = {
+    "selection idiom": "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n",
+    "guarded": "import torch\nif torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\n",
+    "guarded by a flag": "if args.cuda:\n    device = 'cuda:0'\n",
+    "not a device name": "backend = 'cuda'\nkind = 'cuda'\n",
+    "class attribute default": "class Config:\n    device: str = 'cuda'\n",
+    "argparse gpu option": "parser.add_argument('--gpu', default='cuda')\n",
+    "argparse choices": "parser.add_argument('--device', choices=['cuda', 'cpu'], default='cpu')\n",
+    "argparse positional": "parser.add_argument('device', default='cuda')\n",
+    "later uses are not literals": "device = get_device()\nx = x.to(device)\n",
+}
+
+
+@pytest.mark.parametrize("code", ROOTS_NOT_REPORTED.values(), ids=list(ROOTS_NOT_REPORTED))
+def test_root_not_reported(code):
+    assert tdv102(code) == []
+
+
+def test_class_attribute_reported_with_param_defaults():
+    assert tdv102("class Config:\n    device = 'cuda'\n", check_param_defaults=True) == [(2, 13, "TDV102")]
+
+
+FIXES = {
+    "binding": ("import torch\ndevice = 'cuda'\n",
+                "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
+    "torch.device with an alias": ('import torch as th\nDEVICE = th.device("cuda")\n',
+                                   'import torch as th\nDEVICE = th.device("cuda" if th.cuda.is_available() else "cpu")\n'),
+    # a chosen GPU: the fix cannot know it is the right one
+    "cuda:0 binding": ('import torch\ndevice = "cuda:0"\n', 'import torch\ndevice = "cuda:0"\n'),
+    "argparse": ('import torch\np.add_argument("--device", default="cuda")\n',
+                 'import torch\np.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")\n'),
+    "a use with a device in scope": ("import torch\ndef f(x: torch.Tensor):\n    return torch.ones(2, device='cuda') + x\n",
+                                     "import torch\ndef f(x: torch.Tensor):\n    return torch.ones(2, device=x.device) + x\n"),
+    # without a device in scope only `fix --add-device` fixes a use (tests/test_fix.py)
+    "a use without one": ("import torch\ny = x.to('cuda')\n", "import torch\ny = x.to('cuda')\n"),
+    "option default with a dest": ("import torch\np.add_argument('-d', dest='device', default='cuda')\n",
+                                   "import torch\np.add_argument('-d', dest='device', "
+                                   "default='cuda' if torch.cuda.is_available() else 'cpu')\n"),
+    "no torch import: no fix": ("y = x.to('cuda')\n", "y = x.to('cuda')\n"),
+}
+
+
+@pytest.mark.parametrize("before, after", FIXES.values(), ids=list(FIXES))
+def test_fix(before, after):
+    from flake8_torchdevice.engine import Options
+    from flake8_torchdevice.fix import fix_source
+    assert fix_source(before, "t.py", Options(enabled=ONLY)).text == after
+    assert fix_source(after, "t.py", Options(enabled=ONLY)).text == after

@@ -82,7 +82,7 @@ def test_code_under_an_uncalled_test_is_unguarded():
     code = ("import torch\nif torch.cuda.is_available:\n    model = model.cuda()\n"
             "    x = torch.zeros(2, device='cuda')\n    torch.cuda.synchronize()\n")
     assert lint(code, enabled=frozenset({"TDV101", "TDV102", "TDV103", "TDV104"})) == [
-        (2, 14, "TDV104"), (3, 12, "TDV101"), (4, 30, "TDV102"), (5, 4, "TDV103")]
+        (2, 14, "TDV104"), (3, 18, "TDV101"), (4, 30, "TDV102"), (5, 4, "TDV103")]
 
 
 def test_messages_say_what_to_add():
@@ -91,3 +91,25 @@ def test_messages_say_what_to_add():
     messages = [f.message for f in lint_source(source, "t.py", Options(enabled=ONLY))]
     assert messages == ["torch.cuda.is_available without () is always true; call it: torch.cuda.is_available()",
                         ".cuda without () does not move anything; call it: .cuda(...)"]
+
+
+FIXES = {
+    "is_available": ("import torch\nif torch.cuda.is_available:\n    pass\n",
+                     "import torch\nif torch.cuda.is_available():\n    pass\n"),
+    "imported name": ("from torch.cuda import is_available\nok = not is_available\n",
+                      "from torch.cuda import is_available\nok = not is_available()\n"),
+    "device_count compared": ("import torch\nmulti = torch.cuda.device_count > 1\n",
+                              "import torch\nmulti = torch.cuda.device_count() > 1\n"),
+    # which device a method reference meant is not in the code: reported, not fixed
+    "return net.cpu": ("def f(net):\n    return net.cpu\n", "def f(net):\n    return net.cpu\n"),
+    # `.to` needs a device: reported, not fixed
+    "x = x.to": ("x = x.to\n", "x = x.to\n"),
+}
+
+
+@pytest.mark.parametrize("before, after", FIXES.values(), ids=list(FIXES))
+def test_fix(before, after):
+    from flake8_torchdevice.fix import fix_source
+    options = __import__("flake8_torchdevice.engine", fromlist=["Options"]).Options(enabled=ONLY)
+    assert fix_source(before, "t.py", options).text == after
+    assert fix_source(after, "t.py", options).text == after

@@ -157,7 +157,7 @@ def test_not_reported(code):
 def test_cuda_move_inside_the_wrap_is_tdv101_only():
     # The seed articles' `nn.DataParallel(model.cuda())`: moved first, but hard-coded.
     assert lint("import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model.cuda())\n") == [
-        (3, 24, "TDV101")]
+        (3, 30, "TDV101")]
 
 
 def test_guard_names_do_not_silence_it():

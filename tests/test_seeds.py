@@ -21,7 +21,7 @@ MISTAKES = {
         import torch
         net = torch.load("weights.pth").cuda()
         """,
-        [(2, 6, "TDV101"), (2, 6, "TDV301")]),
+        [(2, 6, "TDV301"), (2, 32, "TDV101")]),
     # Multi-GPU code written for a GPU server (article on CPU-only machines).
     "DataParallel of model.cuda()": (
         """\
@@ -29,13 +29,13 @@ MISTAKES = {
         net = build_net()
         net = nn.DataParallel(net.cuda())
         """,
-        [(3, 22, "TDV101")]),
+        [(3, 26, "TDV101")]),
     "random tensor pushed with cuda()": (
         """\
         import torch
         noise = torch.randn(16).cuda()
         """,
-        [(2, 8, "TDV101")]),
+        [(2, 24, "TDV101")]),
     "tensor and model with cuda()": (
         """\
         import torch
@@ -44,7 +44,7 @@ MISTAKES = {
         batch = torch.randn(4, 8).cuda()
         out = layer(batch)
         """,
-        [(3, 8, "TDV101"), (4, 8, "TDV101")]),
+        [(3, 24, "TDV101"), (4, 26, "TDV101")]),
     "hard-coded device string": (
         """\
         import torch

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import first_argument, keyword, string_value
-from .base import Rule
+from .base import Fix, Rule
 
 # The deprecated CUDA-only mixed-precision API, and what replaces each name.
 CUDA_AMP = {
@@ -78,6 +78,12 @@ class CudaAmp(Rule):
     - The import statement itself (`from torch.cuda.amp import autocast`): each use is
       reported instead.
 
+    ## Fix
+    The literal device type becomes `<device>.type` when a device-aware value is in
+    scope (`torch.autocast("cuda")` -> `torch.autocast(device.type)`). The deprecated
+    `torch.cuda.amp` API is not fixed automatically: its replacement needs a device type
+    that is seldom in scope where scalers and decorators are built.
+
     ## How to silence it
     - One line: `with autocast():  # noqa: TDV501`.
     - A whole project: `extend-ignore = TDV501` in the `[flake8]` section.
@@ -132,5 +138,7 @@ class CudaAmp(Rule):
             return  # `@autocast("cuda", enabled=False)`: a region that switches autocast off
         if device_type is not None and string_value(device_type) == "cuda":
             api = "torch.amp.GradScaler" if parameter == "device" else "torch.autocast"
+            device = self.ctx.device_in_scope(node)
             self.report(device_type, f'{api}("cuda") is off on every other device; '
-                                     f"use {api}(device.type) with the device the model runs on")
+                                     f"use {api}(device.type) with the device the model runs on",
+                        fix=Fix().replace(device_type, f"{device}.type") if device else None)

@@ -58,6 +58,15 @@ def _asks_about_device(call: cst.Call) -> bool:
     return bool(_PREDICATE_RE.match(name))
 
 
+def torch_alias(ctx) -> Optional[str]:
+    """The name `torch` is visible under here (`th` after `import torch as th`), else None."""
+    for scope in reversed(ctx.scopes):
+        for name, qualified in scope.bindings.items():
+            if qualified == "torch":
+                return name
+    return None
+
+
 class CudaCall(Rule):
     """`x.cuda()` on a tensor or module outside a CUDA guard.
 
@@ -118,6 +127,11 @@ class CudaCall(Rule):
     (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
     *is* reported: the fallback hides the bug, it does not guard against it.
 
+    ## Position
+    The finding is at the `cuda` name (line and column), not at the start of the
+    receiver: in a chain split over lines, the line with `.cuda()` is the one that is
+    reported and the one a `# noqa: TDV101` goes on.
+
     ## Fix
     `flake8-torchdevice fix` turns `x.cuda()` into `x.to(device)`, keeping keywords
     (`x.cuda(non_blocking=True)` -> `x.to(device, non_blocking=True)`), with the
@@ -160,7 +174,9 @@ class CudaCall(Rule):
             return
         if self.ctx.resolve(receiver) is not None:
             return  # `some_module.cuda(...)`: a function of an imported module, not a tensor
-        self.report(node, fix=self._fix(node))
+        assert isinstance(node.func, cst.Attribute)
+        # At the `cuda` name: in a multi-line chain that is the line a `# noqa` goes on.
+        self.report(node.func.attr, fix=self._fix(node))
 
     def _fix(self, call: cst.Call) -> Optional[Fix]:
         """`.cuda()` / `.cuda(non_blocking=True)` -> `.to(device, ...)`; an explicit
@@ -188,7 +204,14 @@ class CudaLiteral(Rule):
       (`torch.zeros(n, device="cuda")`, `torch.load(f, map_location="cuda")`);
     - the first argument of `torch.device(...)` (also `with torch.device("cuda"):`),
       `torch.set_default_device(...)` and `torch.get_device_module(...)`;
-    - the first positional argument of `.to(...)` (`x.to("cuda:0")`).
+    - the first positional argument of `.to(...)` (`x.to("cuda:0")`);
+    - the root of a hard-coded device: a CUDA string bound to a device-named target
+      (`device = "cuda"`, `self.device = "cuda:0"`, `DEVICE = torch.device("cuda")`),
+      reported at the binding, where the fix goes; the later uses of the name are not
+      literals and are not reported again;
+    - the default of a command-line option for a device
+      (`parser.add_argument("--device", default="cuda")`, also `dest="device"`): every
+      user without a GPU gets a program that fails unless they pass the option.
 
     ## Why is this bad
     The program then only runs where CUDA exists. Without it, the first tensor
@@ -229,8 +252,13 @@ class CudaLiteral(Rule):
       `use_cuda`, `if not torch.cuda.is_available(): return` before it, a
       `@requires_cuda` decorator, ...; TDV101's page lists them all).
 
+    - Class attributes (`class Config: device = "cuda"`, dataclass fields): defaults like
+      parameter defaults, reported with `torchdevice-check-param-defaults`. Options for
+      other things (`--gpu`), and positional arguments.
+
     ## Fix
     `flake8-torchdevice fix` turns the device being chosen into the selection idiom:
+    `device = "cuda"`, `parser.add_argument("--device", default="cuda")`,
     `torch.device("cuda")`, `torch.set_default_device("cuda")` and
     `with torch.device("cuda"):` get `"cuda" if torch.cuda.is_available() else
     "cpu"` (with the file's torch alias and quotes). A use (`device="cuda"`,
@@ -289,6 +317,34 @@ class CudaLiteral(Rule):
             first = node.args[0]
             if first.keyword is None and first.star == "" and is_cuda_literal(first.value):
                 self.report(first.value, fix=self._use_fix(first.value))
+        self._check_option_default(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._check_binding([t.target for t in node.targets], node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._check_binding([node.target], node.value)
+
+    def _check_binding(self, targets, value: cst.BaseExpression) -> None:
+        """`device = "cuda"`, `self.device = "cuda:0"`: the root of a hard-coded device."""
+        if self.ctx.guarded or not is_cuda_literal(value):
+            return
+        if self.ctx.scope.kind == "class" and not self.options.check_param_defaults:
+            return  # a class attribute (a dataclass field, a config class) is a default
+        if any(is_device_name(last_identifier(t) or "") for t in targets):
+            self.report(value, fix=self._selection_fix(value))
+
+    def _check_option_default(self, call: cst.Call) -> None:
+        """`parser.add_argument("--device", default="cuda")`: every user's default device."""
+        default = keyword(call, "default")
+        if default is None or not is_cuda_literal(default.value):
+            return
+        names = [string_value(arg.value) or "" for arg in positional_args(call)]
+        dest = keyword(call, "dest")
+        options = [n for n in names if n.startswith("-")] + ([string_value(dest.value) or ""] if dest else [])
+        if any(is_device_name(name.lstrip("-").replace("-", "_")) for name in options):
+            self.report(default.value, fix=self._selection_fix(default.value))
 
     def _use_fix(self, literal: cst.BaseExpression, checkpoint: bool = False) -> Optional[Fix]:
         """`device="cuda"`, `.to("cuda")` -> the device-aware value in scope (else the one
@@ -303,8 +359,7 @@ class CudaLiteral(Rule):
     def _selection_fix(self, literal: cst.BaseExpression) -> Optional[Fix]:
         """`torch.device("cuda")` -> `torch.device("cuda" if torch.cuda.is_available() else "cpu")`:
         where the device is chosen, the selection idiom."""
-        torch = next((name for scope in reversed(self.ctx.scopes) for name, qualified in scope.bindings.items()
-                      if qualified == "torch"), None)
+        torch = torch_alias(self.ctx)
         if string_value(literal) != "cuda" or not isinstance(literal, cst.SimpleString) or torch is None:
             return None
         quote = literal.quote
@@ -402,6 +457,11 @@ class CudaOnlyApi(Rule):
     - Code under a CUDA guard (`if torch.cuda.is_available():`, `if device.type ==
       "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all).
 
+    ## Fix
+    `pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`. The others have no
+    automatic fix: a guard around a call is a change of control flow to review, and a
+    legacy constructor's argument may be data or a size.
+
     ## How to silence it
     - One line: `torch.cuda.synchronize()  # noqa: TDV103`.
     - A whole project: `extend-ignore = TDV103` in the `[flake8]` section.
@@ -459,8 +519,10 @@ class CudaOnlyApi(Rule):
             factory = (prefix == "torch" and name in PIN_MEMORY_FACTORIES) or (
                 method_call(node, *PIN_MEMORY_METHODS) is not None and not qualified)
             if factory:
+                alias = torch_alias(self.ctx)
+                fix = Fix().replace(pin.value, f"{alias}.cuda.is_available()") if alias else None
                 self.report(pin, "pin_memory=True raises without CUDA or another accelerator; "
-                                 "use pin_memory=torch.cuda.is_available()")
+                                 "use pin_memory=torch.cuda.is_available()", fix=fix)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._check_type_reference(node)

@@ -67,6 +67,10 @@ class OptimizerBeforeMove(Rule):
       same scope (a move in another function, e.g. a trainer's `setup`, is not seen).
     - Learning-rate schedulers and other `torch.optim` members that are not optimizers.
 
+    ## Fix
+    None: moving a statement above another changes what runs between them; the fix is left to
+    the author.
+
     ## How to silence it
     - Off by default: it runs only with `extend-select = TDV9` (or `TDV901`) in `[flake8]`
       (`--extend-select` on the command line).
@@ -155,6 +159,9 @@ class CudaOnlySelection(Rule):
     ## When it is not reported
     - A choice by a user's flag (`"cuda" if args.cuda else "cpu"`): the user asked for CUDA.
     - A choice between CUDA and something other than the CPU.
+
+    ## Fix
+    None: `torch.accelerator` needs PyTorch 2.6; the project's minimum version decides.
 
     ## How to silence it
     - Off by default: it runs only with `extend-select = TDV9` (or `TDV902`) in `[flake8]`
