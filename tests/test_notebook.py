@@ -348,9 +348,9 @@ def test_check_finds_notebooks_in_folders_and_prints_cells(tmp_path):
     result = run_module("flake8_torchdevice", ["check", "src", "bad.ipynb"], cwd=str(tmp_path))
     message = ".cuda() hard-codes CUDA and fails without a GPU; use .to(device) with a device chosen at run time"
     assert result.stdout.splitlines() == [
-        os.path.join("src", "explore.ipynb") + f":cell 2:3:9: TDV101 {message}",
+        os.path.join("src", "explore.ipynb") + f":cell 2:3:15: TDV101 {message}",
         os.path.join("src", "explore.ipynb") + ":cell 3:1:13: E999 SyntaxError: invalid syntax",
-        os.path.join("src", "train.py") + f":2:5: TDV101 {message}",
+        os.path.join("src", "train.py") + f":2:7: TDV101 {message}",
     ]
     assert result.stderr.startswith("bad.ipynb: skipped: not a Jupyter notebook: invalid JSON")
     assert result.returncode == 1
