@@ -108,15 +108,19 @@ def parse_notebook(text: str) -> Notebook:
     return Notebook(data, text, cells)
 
 
-def read_notebook(path: str) -> Notebook:
-    """Raises OSError, or SourceError for a file that is not a notebook."""
+def _read_notebook_text(path: str) -> str:
+    """A notebook file's JSON text (UTF-8, BOM dropped). Raises OSError or SourceError."""
     with open(path, "rb") as file:
         data = file.read()
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise SourceError(f"not a Jupyter notebook: not UTF-8: {error}") from None
-    return parse_notebook(text)
+
+
+def read_notebook(path: str) -> Notebook:
+    """Raises OSError, or SourceError for a file that is not a notebook."""
+    return parse_notebook(_read_notebook_text(path))
 
 
 def python_cell(index: int, text: str) -> CodeCell:
@@ -254,13 +258,7 @@ def lint_notebook_text(text: str, path: str = "<notebook>",
 
 def lint_notebook(path: str, options: Options = DEFAULT_OPTIONS) -> List[Tuple[int, Finding]]:
     """As lint_notebook_text, for a file. Raises OSError or SourceError."""
-    with open(path, "rb") as file:
-        data = file.read()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SourceError(f"not a Jupyter notebook: not UTF-8: {error}") from None
-    return lint_notebook_text(text, path, options)
+    return lint_notebook_text(_read_notebook_text(path), path, options)
 
 
 def lint_notebook_path(path: str, options: Options = DEFAULT_OPTIONS
