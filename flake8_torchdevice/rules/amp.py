@@ -84,6 +84,11 @@ class CudaAmp(Rule):
     `torch.cuda.amp` API is not fixed automatically: its replacement needs a device type
     that is seldom in scope where scalers and decorators are built.
 
+    ## Runtime proof
+    None in `fixtures/`: on a machine without CUDA these APIs only warn and switch
+    themselves off, so the program runs in full precision instead of failing
+    (`tests/test_harness.py` checks that this still holds on the installed torch).
+
     ## How to silence it
     - One line: `with autocast():  # noqa: TDV501`.
     - A whole project: `extend-ignore = TDV501` in the `[flake8]` section.

@@ -71,6 +71,10 @@ class OptimizerBeforeMove(Rule):
     None: moving a statement above another changes what runs between them; the fix is left to
     the author.
 
+    ## Runtime proof
+    None in `fixtures/`: family 9 reports style the PyTorch docs recommend, not code
+    that fails on a CPU-only machine, so there is no failing program to run.
+
     ## How to silence it
     - Off by default: it runs only with `extend-select = TDV9` (or `TDV901`) in `[flake8]`
       (`--extend-select` on the command line).
@@ -162,6 +166,10 @@ class CudaOnlySelection(Rule):
 
     ## Fix
     None: `torch.accelerator` needs PyTorch 2.6; the project's minimum version decides.
+
+    ## Runtime proof
+    None in `fixtures/`: family 9 reports style the PyTorch docs recommend, not code
+    that fails on a CPU-only machine, so there is no failing program to run.
 
     ## How to silence it
     - Off by default: it runs only with `extend-select = TDV9` (or `TDV902`) in `[flake8]`
