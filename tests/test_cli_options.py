@@ -83,13 +83,13 @@ def test_exclude_from_config_is_relative_to_the_config_file(venv_project):
     tree(venv_project, {"setup.cfg": "[flake8]\nextend-exclude = .venv, build, node_modules, src/gen\n"})
     sub = venv_project / "src"
     ours, theirs = check(sub, "."), flake8(sub, ".")
-    assert ours.stdout == theirs.stdout == f"./a.py:2:5: TDV101 {MSG101}\n./z_test.py:2:5: TDV101 {MSG101}\n"
+    assert ours.stdout == theirs.stdout == f"./a.py:2:19: TDV101 {MSG101}\n./z_test.py:2:19: TDV101 {MSG101}\n"
 
 
 def test_exclude_from_pyproject(venv_project):
     tree(venv_project, {"pyproject.toml": '[tool.flake8-torchdevice]\nextend-exclude = [".venv", "build", '
                                           '"node_modules", "src/gen", "*_test.py"]\n'})
-    assert check(venv_project / "src", ".").stdout == f"./a.py:2:5: TDV101 {MSG101}\n"
+    assert check(venv_project / "src", ".").stdout == f"./a.py:2:19: TDV101 {MSG101}\n"
 
 
 # --------------------------------------------------------------- configuration
@@ -105,14 +105,14 @@ def test_config_found_in_a_parent_as_flake8_finds_it(tmp_path):
     assert check(sub, "m.py").stdout == theirs.stdout
     tree(tmp_path, {"src/.flake8": "[flake8]\nextend-ignore = TDV102\n"})
     ours, theirs = check(sub, "m.py"), flake8(sub, "m.py")
-    assert ours.stdout == theirs.stdout == f"m.py:2:5: TDV101 {MSG101}\n"
+    assert ours.stdout == theirs.stdout == f"m.py:2:19: TDV101 {MSG101}\n"
 
 
 def test_config_option(tmp_path):
     tree(tmp_path, {"m.py": CUDA + LITERAL, "setup.cfg": "[flake8]\nextend-ignore = TDV101\n",
                     "other.cfg": "[flake8]\nextend-ignore = TDV102\n"})
     ours, theirs = check(tmp_path, "--config", "other.cfg", "m.py"), flake8(tmp_path, "--config", "other.cfg", "m.py")
-    assert ours.stdout == theirs.stdout == f"m.py:2:5: TDV101 {MSG101}\n"
+    assert ours.stdout == theirs.stdout == f"m.py:2:19: TDV101 {MSG101}\n"
     missing = check(tmp_path, "--config", "nope.cfg", "m.py")
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr == "flake8-torchdevice: error: the specified config file does not exist: nope.cfg\n"
@@ -169,7 +169,7 @@ def test_invalid_toml_and_bad_flake8_boolean(tmp_path):
 
 def test_pyproject_without_our_table_is_ignored(tmp_path):
     tree(tmp_path, {"m.py": CUDA, "pyproject.toml": "[tool.black]\nline-length = 100\n"})
-    assert check(tmp_path, "m.py").stdout == f"m.py:2:5: TDV101 {MSG101}\n"
+    assert check(tmp_path, "m.py").stdout == f"m.py:2:19: TDV101 {MSG101}\n"
 
 
 def test_flake8_select_without_tdv_warns(tmp_path):
@@ -224,7 +224,7 @@ def test_version(tmp_path):
 def test_exit_zero(tmp_path):
     tree(tmp_path, {"m.py": CUDA})
     result = check(tmp_path, "--exit-zero", "m.py")
-    assert (result.returncode, result.stdout) == (0, f"m.py:2:5: TDV101 {MSG101}\n")
+    assert (result.returncode, result.stdout) == (0, f"m.py:2:19: TDV101 {MSG101}\n")
 
 
 def test_statistics_count_show_source_as_flake8(tmp_path):
@@ -242,7 +242,7 @@ def test_statistics_count_show_source_as_flake8(tmp_path):
 def test_stdin_display_name(tmp_path):
     ours = check(tmp_path, "--stdin-display-name=train.py", "-", stdin=CUDA)
     theirs = flake8(tmp_path, "--stdin-display-name=train.py", "-", stdin=CUDA)
-    assert ours.stdout == theirs.stdout == f"train.py:2:5: TDV101 {MSG101}\n"
+    assert ours.stdout == theirs.stdout == f"train.py:2:19: TDV101 {MSG101}\n"
     # the display name is what --exclude sees
     args = ["--stdin-display-name=gen/x.py", "--extend-exclude=x.py", "-"]
     assert check(tmp_path, *args, stdin=CUDA).stdout == flake8(tmp_path, *args, stdin=CUDA).stdout == ""
@@ -252,7 +252,7 @@ def test_broken_pipe_keeps_the_status(tmp_path):
     tree(tmp_path, {f"m{i:03}.py": CUDA for i in range(300)})
     shell = f"{sys.executable} -m flake8_torchdevice check . | head -1; echo status=${{PIPESTATUS[0]}}"
     done = subprocess.run(["bash", "-c", shell], cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
-    assert done.stdout == f"./m000.py:2:5: TDV101 {MSG101}\nstatus=1\n"
+    assert done.stdout == f"./m000.py:2:19: TDV101 {MSG101}\nstatus=1\n"
     assert done.stderr == ""
 
 

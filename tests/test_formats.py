@@ -190,7 +190,7 @@ def test_check_format_sarif(project):
               r["locations"][0]["physicalLocation"]["region"]["startLine"],
               r["locations"][0]["physicalLocation"]["region"]["startColumn"])
              for r in document["runs"][0]["results"]]
-    assert found == [("TDV201", "bad.py", 8, 20), ("TDV101", "bad.py", 12, 13), ("TDV102", "bad.py", 13, 27),
+    assert found == [("TDV201", "bad.py", 8, 20), ("TDV101", "bad.py", 12, 20), ("TDV102", "bad.py", 13, 27),
                      ("TDV301", "bad.py", 14, 13), ("TDV401", "bad.py", 16, 11), ("E999", "broken.py", 1, 6)]
 
 
@@ -199,12 +199,12 @@ def test_check_format_json_and_github(project):
     assert result.returncode == 1
     found = json.loads(result.stdout)
     assert [(d["code"], d["line"], d["column"], d["path"]) for d in found] == [
-        ("TDV101", 12, 13, "bad.py"), ("TDV102", 13, 27, "bad.py")]
+        ("TDV101", 12, 20, "bad.py"), ("TDV102", 13, 27, "bad.py")]
     assert all(isinstance(d["fixable"], bool) for d in found)
     result = check(project, "--format", "github", "--select", "TDV101,E9", "bad.py", "broken.py")
     assert result.returncode == 1
     assert result.stdout == (
-        f"::warning file=bad.py,line=12,col=13,endLine=12,endColumn=26,title=TDV101::{MSG101}\n"
+        f"::warning file=bad.py,line=12,col=20,endLine=12,endColumn=24,title=TDV101::{MSG101}\n"
         "::error file=broken.py,line=1,col=6,title=E999::SyntaxError: '(' was never closed\n")
 
 
