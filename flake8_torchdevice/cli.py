@@ -141,7 +141,6 @@ class CheckSettings:
     report_syntax_errors: bool  # E999 selected
     show_source: bool
     stdin_display_name: str = "stdin"
-    mark_fixable: bool = False  # `[*]`: only where a `fix` command can repair them
 
 
 @dataclass
@@ -166,7 +165,7 @@ def check_file(path: str, settings: CheckSettings) -> FileReport:
             if skipped is not None:
                 return FileReport([], skipped=skipped)
             return FileReport([ReportItem(path=shown, line=f.line, col=f.col + 1, code=f.code, message=f.message,
-                                          cell=cell) for cell, f in located
+                                          cell=cell, fixable=f.fixable) for cell, f in located
                                if f.code != "E999" or settings.report_syntax_errors])
         try:
             findings = lint_text(source, path, settings.options)
@@ -177,7 +176,7 @@ def check_file(path: str, settings: CheckSettings) -> FileReport:
         return FileReport([], error=f"{type(error).__name__}: {message}")
     lines = source.split("\n") if settings.show_source else []
     items = [ReportItem(path=shown, line=f.line, col=f.col + 1, code=f.code, message=f.message,
-                        fixable=settings.mark_fixable and f.fixable,
+                        fixable=f.fixable,
                         end_line=f.end_line, end_col=None if f.end_col is None else f.end_col + 1,
                         source_line=lines[f.line - 1] if 0 < f.line <= len(lines) else None)
              for f in findings if f.code != "E999" or settings.report_syntax_errors]
@@ -207,17 +206,6 @@ def statistics(items: Sequence[ReportItem]) -> List[str]:
         counts[item.code] = counts.get(item.code, 0) + 1
         first.setdefault(item.code, item.message)
     return [f"{counts[code]:<5} {code} {first[code]}" for code in sorted(counts)]
-
-
-# `[*]` on fixable findings and a closing count in check's text output (formats.py
-# renders them). Off until the tests that compare check's text with flake8's strip the
-# marks (tests/conftest.py: unmarked); then switch it on.
-MARK_FIXABLE = False
-
-
-def fix_command_available() -> bool:
-    """Findings are marked fixable when marks are on and the `fix` command exists."""
-    return MARK_FIXABLE and callable(globals().get("command_fix"))
 
 
 def _config_from(args: argparse.Namespace) -> Config:
@@ -266,8 +254,7 @@ def command_check(args: argparse.Namespace) -> int:
     config = _config_from(args)
     codes = config.enabled_codes()
     settings = CheckSettings(options=config.options(), report_syntax_errors="E999" in codes,
-                             show_source=args.show_source, stdin_display_name=args.stdin_display_name,
-                             mark_fixable=fix_command_available())
+                             show_source=args.show_source, stdin_display_name=args.stdin_display_name)
     paths = sorted(iter_python_files(args.paths, config.exclude(), args.stdin_display_name),
                    key=lambda p: args.stdin_display_name if p == "-" else p)  # flake8's order
     fmt = FORMATS[args.format](show_source=args.show_source)

@@ -9,13 +9,20 @@ from flake8_torchdevice import cli
 from flake8_torchdevice.rules import ALL_RULES
 
 BAD = ONE_OF_EACH
-BAD_HEADS = ["8:20: TDV201", "12:20: TDV101", "13:27: TDV102", "14:13: TDV301", "16:11: TDV401"]
+BAD_HEADS = ["8:20: TDV201", "12:20: TDV101", "13:27: TDV102 [*]", "14:13: TDV301 [*]", "16:11: TDV401"]
+FIXABLE_IN_BAD = "[*] 2 fixable with `flake8-torchdevice fix`\n"
 GOOD = ("import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "state = torch.load('m.pt', map_location='cpu')\n")
 
 
 def heads(stdout: str):
-    return [" ".join(line.split(" ")[:2]) for line in stdout.splitlines()]
+    """`path:line:col: CODE`, with ` [*]` when marked fixable; the closing count apart."""
+    found = []
+    for line in stdout.splitlines():
+        words = line.split(" ")
+        if words[0] != "[*]":
+            found.append(" ".join(words[:3] if words[2:3] == ["[*]"] else words[:2]))
+    return found
 
 
 def tool(tmp_path, *args, stdin=None):
@@ -53,6 +60,7 @@ def run(project, monkeypatch, capsys):
 def test_files_subprocess(project):
     result = tool(project, "check", "bad.py", "good.py")
     assert heads(result.stdout) == [f"bad.py:{h}" for h in BAD_HEADS]
+    assert result.stdout.endswith(FIXABLE_IN_BAD)
     assert result.returncode == 1
     assert result.stderr == ""
 
@@ -127,8 +135,8 @@ def test_clean(run):
 
 
 @pytest.mark.parametrize("select, expected", [
-    ("TDV1", ["12:20: TDV101", "13:27: TDV102"]),
-    ("TDV301,TDV401", ["14:13: TDV301", "16:11: TDV401"]),
+    ("TDV1", ["12:20: TDV101", "13:27: TDV102 [*]"]),
+    ("TDV301,TDV401", ["14:13: TDV301 [*]", "16:11: TDV401"]),
     ("tdv201", ["8:20: TDV201"]),
 ])
 def test_select(run, select, expected):
@@ -152,7 +160,7 @@ def test_ignore_everything_found_exits_zero(run):
 def test_config_file(run, project):
     (project / "setup.cfg").write_text("[flake8]\nextend-ignore = TDV2,TDV4\nselect = E,W,TDV\n")
     _, out, _ = run("check", "bad.py")
-    assert heads(out) == ["bad.py:12:20: TDV101", "bad.py:13:27: TDV102", "bad.py:14:13: TDV301"]
+    assert heads(out) == ["bad.py:12:20: TDV101", "bad.py:13:27: TDV102 [*]", "bad.py:14:13: TDV301 [*]"]
 
 
 def test_guard_names(run, project):

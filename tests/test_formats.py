@@ -13,7 +13,6 @@ import pytest
 from conftest import ONE_OF_EACH, run_module, unmarked
 from flake8_torchdevice import __version__, cli
 from flake8_torchdevice.docs import section, summary
-from flake8_torchdevice.engine import lint_source
 from flake8_torchdevice.formats import Replacement, SuggestedFix, ReportItem, artifact_uri, render
 from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
 
@@ -219,24 +218,23 @@ def test_check_text_output_is_flake8s_plus_fix_marks(project):
     ours = check(project, ".")
     theirs = run_module("flake8", ["--select=TDV,E9", "."], cwd=str(project))
     assert unmarked(ours.stdout) == theirs.stdout
-    assert ("[*]" in ours.stdout) == cli.fix_command_available()
+    assert ours.stdout != theirs.stdout  # bad.py has fixable findings
 
 
-def test_fix_marks_once_the_fix_command_exists(project, monkeypatch, capsys):
-    """`[*]` exactly on the findings the rules can fix, then their count; without a
-    `fix` command (as before it existed) the output is flake8's."""
+def test_fix_marks_are_what_fix_repairs(project, monkeypatch, capsys):
+    """`[*]` exactly on the findings that `fix` then removes, and their count last."""
     monkeypatch.chdir(project)
-    monkeypatch.setattr(cli, "MARK_FIXABLE", True)
-    fixable = [f for f in lint_source(ONE_OF_EACH, "bad.py") if f.fixable]
-    assert fixable  # the fix API marks some of these findings
     assert cli.main(["check", "bad.py"]) == 1
     out = capsys.readouterr().out.splitlines()
-    marked = [line.split(":")[1] for line in out if " [*] " in line]
-    assert marked == [str(f.line) for f in fixable]
-    assert out[-1] == f"[*] {len(fixable)} fixable with `flake8-torchdevice fix`"
-    monkeypatch.setattr(cli, "MARK_FIXABLE", False)
+    marked = [tuple(line.split(" ")[:2]) for line in out if " [*] " in line]
+    unmarked_lines = [tuple(line.split(" ")[:2]) for line in out[:-1] if " [*] " not in line]
+    assert marked == [("bad.py:13:27:", "TDV102"), ("bad.py:14:13:", "TDV301")]
+    assert out[-1] == "[*] 2 fixable with `flake8-torchdevice fix`"
+    assert cli.main(["fix", "bad.py"]) == 1
+    capsys.readouterr()
     assert cli.main(["check", "bad.py"]) == 1
-    assert "[*]" not in capsys.readouterr().out
+    after = [tuple(line.split(" ")[:2]) for line in capsys.readouterr().out.splitlines()]
+    assert after == unmarked_lines
 
 
 def test_check_end_positions(project):

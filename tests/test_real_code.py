@@ -77,8 +77,13 @@ def test_standalone_command(tree):
     match = re.fullmatch(r"flake8-torchdevice: (\d+) files, (\d+) findings, (\d+) skipped, 0 internal errors",
                          summary)
     assert match and int(match.group(1)) == len(files) and int(match.group(3)) == len(skips), summary
-    for line in done.stdout.splitlines():
-        assert re.fullmatch(r".+\.py:\d+:\d+: (TDV\d{3}|E999) .+", line), line
+    lines = done.stdout.splitlines()
+    if lines and lines[-1].startswith("[*] "):  # the closing count of fixable findings
+        assert re.fullmatch(r"\[\*\] (\d+) fixable with `flake8-torchdevice fix`", lines[-1]), lines[-1]
+        assert int(lines[-1].split()[1]) == sum(" [*] " in line for line in lines[:-1])
+        lines.pop()
+    for line in lines:
+        assert re.fullmatch(r".+\.py:\d+:\d+: (TDV\d{3}|E999)( \[\*\])? .+", line), line
     print(f"{tree}: {len(files)} files, {count_lines(files)} lines, {match.group(2)} findings, "
           f"{len(skips)} skipped")
 
