@@ -34,7 +34,7 @@ from .config import DEFAULT_EXCLUDE, EXTRA_CODES, GUARD_NAMES_HELP, PARAM_DEFAUL
 from .config import GUARD_NAMES_OPTION, PARAM_DEFAULTS_OPTION, check_codes, extend_select_help, load_config
 from .config import normalize_path, split_list
 from .engine import Finding, Options, SourceError, lint_source, parse_python
-from .formats import FORMATS, ReportItem
+from .formats import FORMATS, Replacement, ReportItem, SuggestedFix
 from .rules import ALL_RULES, RULES_BY_CODE
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -141,6 +141,24 @@ class CheckSettings:
     report_syntax_errors: bool  # E999 selected
     show_source: bool
     stdin_display_name: str = "stdin"
+    with_fixes: bool = False  # each fixable finding carries its edits (json, sarif)
+
+
+def suggested_fix(source: str, path: str, options: Options, finding: Finding) -> Optional[SuggestedFix]:
+    """The edits of `finding`'s own fix, as `fix` would apply it alone (1-based)."""
+    if not finding.fixable:
+        return None
+    from .fix import changed_lines, fix_source, fix_title
+
+    try:
+        result = fix_source(source, path, options, only=finding)
+    except SourceError:  # FixError included: that fix would not parse
+        return None
+    if not result.changed:
+        return None
+    edits = tuple(Replacement(line + 1, col + 1, end_line + 1, end_col + 1, text)
+                  for line, col, end_line, end_col, text in changed_lines(source, result.text))
+    return SuggestedFix(fix_title(finding), edits)
 
 
 @dataclass
@@ -177,6 +195,7 @@ def check_file(path: str, settings: CheckSettings) -> FileReport:
     lines = source.split("\n") if settings.show_source else []
     items = [ReportItem(path=shown, line=f.line, col=f.col + 1, code=f.code, message=f.message,
                         fixable=f.fixable,
+                        fix=suggested_fix(source, path, settings.options, f) if settings.with_fixes else None,
                         end_line=f.end_line, end_col=None if f.end_col is None else f.end_col + 1,
                         source_line=lines[f.line - 1] if 0 < f.line <= len(lines) else None)
              for f in findings if f.code != "E999" or settings.report_syntax_errors]
@@ -254,7 +273,8 @@ def command_check(args: argparse.Namespace) -> int:
     config = _config_from(args)
     codes = config.enabled_codes()
     settings = CheckSettings(options=config.options(), report_syntax_errors="E999" in codes,
-                             show_source=args.show_source, stdin_display_name=args.stdin_display_name)
+                             show_source=args.show_source, stdin_display_name=args.stdin_display_name,
+                             with_fixes=args.format in ("json", "sarif"))
     paths = sorted(iter_python_files(args.paths, config.exclude(), args.stdin_display_name),
                    key=lambda p: args.stdin_display_name if p == "-" else p)  # flake8's order
     fmt = FORMATS[args.format](show_source=args.show_source)

@@ -32,19 +32,28 @@ def section(rule: type, heading: str) -> str:
     return "\n".join(text).strip()
 
 
-def rule_url(code: str) -> Optional[str]:
-    """Absolute address of a rule's docs page, from the project's declared repository
-    URL (`[project.urls] Repository`); None while the package declares none."""
+# Where the project lives; pyproject.toml's [project.urls] says the same. An installed
+# distribution that declares another repository (a fork) wins.
+REPOSITORY = "https://github.com/flake8-torchdevice/flake8-torchdevice"
+
+
+def declared_repository() -> str:
+    """The repository URL the installed distribution declares, else REPOSITORY."""
     try:
         from importlib.metadata import PackageNotFoundError, metadata
         urls = metadata("flake8-torchdevice").get_all("Project-URL") or []
     except (ImportError, PackageNotFoundError):
-        return None
+        return REPOSITORY
     for entry in urls:
         label, _, url = entry.partition(",")
-        if label.strip().lower() in ("repository", "source", "homepage") and url.strip():
-            return f"{url.strip().rstrip('/')}/blob/main/docs/rules/{code}.md"
-    return None
+        if label.strip().lower() == "repository" and url.strip():
+            return url.strip().rstrip("/")
+    return REPOSITORY
+
+
+def rule_url(code: str) -> str:
+    """Absolute address of a rule's docs page."""
+    return f"{declared_repository()}/blob/main/docs/rules/{code}.md"
 
 
 def rule_page(rule: type) -> str:

@@ -337,6 +337,28 @@ def write_atomically(path: str, data: bytes) -> None:
         raise
 
 
+def fix_title(finding: Finding) -> str:
+    """What applying `finding`'s fix does, as editors and SARIF viewers show it."""
+    return f"Fix {finding.code}: {finding.message.split(';')[0]}"
+
+
+def changed_lines(old: str, new: str) -> List[Tuple[int, int, int, int, str]]:
+    """Edits that turn `old` into `new`, whole lines at a time: (line, col, end_line,
+    end_col, text), 0-based, end exclusive, columns in code points. An edit that reaches
+    a last line without a newline ends at that line's end, not past the file."""
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    edits = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            edits.append((i1, 0, i2, 0, "".join(new_lines[j1:j2])))
+    if edits and old_lines and not old.endswith(("\n", "\r")) and edits[-1][2] == len(old_lines):
+        line, col, _, _, text = edits[-1]
+        edits[-1] = (line, col, len(old_lines) - 1, len(old_lines[-1]), text)
+    return edits
+
+
 def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=path, tofile=path))

@@ -186,10 +186,8 @@ class SarifFormat:
                 "fullDescription": {"text": section(rule, "What it does") or summary(rule)},
                 "help": {"text": rule_page(rule), "markdown": rule_page(rule)},
                 "defaultConfiguration": {"level": "warning", "enabled": rule.default_enabled},
+                "helpUri": rule_url(rule.code),
             }
-            url = rule_url(rule.code)
-            if url:
-                entry["helpUri"] = url
             entries.append(entry)
         for code in extra_codes:
             entries.append({"id": code, "shortDescription": {"text": EXTRA_CODES[code]},

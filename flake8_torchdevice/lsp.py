@@ -23,7 +23,6 @@ installed with the `lsp` extra).
 from __future__ import annotations
 
 import asyncio
-import difflib
 import io
 import logging
 import os
@@ -40,7 +39,9 @@ from pygls.uris import to_fs_path
 
 from . import __version__
 from .cli import NOQA_RE, is_suppressed
+from .docs import rule_url
 from .engine import DEFAULT_OPTIONS, Finding, Options, SourceError, lint_source
+from .fix import fix_title
 from .notebook import CodeCell, Program, moved_to_line, program, python_cell, syntax_error
 
 NAME = "flake8-torchdevice"
@@ -48,7 +49,6 @@ DEBOUNCE_SECONDS = 0.3
 CONFIG_FILE_NAMES = ("setup.cfg", "tox.ini", ".flake8", "pyproject.toml")
 # Where rule pages are read when the package declares no repository URL: the
 # docs/rules/ folder of the checkout it runs from, if it runs from one.
-LOCAL_DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "rules")
 
 log = logging.getLogger(__name__)
 
@@ -120,22 +120,17 @@ def fixed_source(source: str, path: str, options: Options, only: Optional[Findin
 
 
 def line_edits(old: str, new: str) -> List[types.TextEdit]:
-    """Whole-line edits that turn `old` into `new` (columns 0: no encoding question)."""
+    """Whole-line edits that turn `old` into `new` (LSP counts columns in UTF-16 units)."""
+    from .fix import changed_lines
+
     old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
     edits = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        edits.append(types.TextEdit(
-            range=types.Range(start=types.Position(line=i1, character=0), end=types.Position(line=i2, character=0)),
-            new_text="".join(new_lines[j1:j2])))
-    if edits and not old.endswith(("\n", "\r")) and old_lines and edits[-1].range.end.line == len(old_lines):
-        # the last line has no newline: its end is not the start of a next line
-        last = edits[-1]
-        end = types.Position(line=len(old_lines) - 1, character=len(old_lines[-1]) + _utf16_extra(old_lines[-1]))
-        edits[-1] = types.TextEdit(range=types.Range(start=last.range.start, end=end), new_text=last.new_text)
+    for line, col, end_line, end_col, text in changed_lines(old, new):
+        if end_col:  # the end of a last line without a newline
+            end_col += _utf16_extra(old_lines[end_line])
+        edits.append(types.TextEdit(range=types.Range(start=types.Position(line=line, character=col),
+                                                      end=types.Position(line=end_line, character=end_col)),
+                                    new_text=text))
     return edits
 
 
@@ -195,31 +190,13 @@ def finding_range(lines: Sequence[str], finding: Finding) -> types.Range:
     return _range(text, index, finding.col, end_line - 1, end_col, lines[end_line - 1].rstrip("\r\n"))
 
 
-def rule_href(code: str) -> Optional[str]:
-    """The rule's docs page: the declared repository's, else the checkout's file."""
-    try:
-        from .docs import rule_url
-    except ImportError:
-        rule_url = None  # type: ignore[assignment]
-    url = rule_url(code) if rule_url is not None else None
-    if url:
-        return url
-    local = os.path.join(LOCAL_DOCS, f"{code}.md")
-    if os.path.isfile(local):
-        from pygls.uris import from_fs_path
-
-        return from_fs_path(local)
-    return None
-
-
 def diagnostic(lines: Sequence[str], finding: Finding) -> types.Diagnostic:
-    href = rule_href(finding.code)
     return types.Diagnostic(
         range=finding_range(lines, finding),
         message=finding.message,
         severity=types.DiagnosticSeverity.Warning,
         code=finding.code,
-        code_description=types.CodeDescription(href=href) if href else None,
+        code_description=types.CodeDescription(href=rule_url(finding.code)),
         source=NAME,
         data={"fixable": bool(getattr(finding, "fixable", False))},
     )
@@ -402,7 +379,7 @@ class TorchDeviceServer(LanguageServer):
                     new = await self.in_worker(fixed_source, linted.source, linted.path, linted.options, finding)
                     if new is not None:
                         actions.append(types.CodeAction(
-                            title=f"Fix {finding.code}: {finding.message.split(';')[0]}",
+                            title=fix_title(finding),
                             kind=types.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=True,
                             edit=self._edit(uri, linted, line_edits(linted.source, new))))
                 edit = noqa_edit(lines, finding, linted.source)

@@ -149,6 +149,13 @@ def test_sarif_schema_rejects_a_broken_document():
         sarif_validator().validate(document)
 
 
+def test_sarif_help_uri_is_the_rule_page():
+    rules = json.loads(render("sarif", [PLAIN]))["runs"][0]["tool"]["driver"]["rules"]
+    assert [(r["id"], r["helpUri"]) for r in rules][:2] == [
+        ("TDV101", "https://github.com/flake8-torchdevice/flake8-torchdevice/blob/main/docs/rules/TDV101.md"),
+        ("TDV102", "https://github.com/flake8-torchdevice/flake8-torchdevice/blob/main/docs/rules/TDV102.md")]
+
+
 def test_sarif_help_uri_from_the_declared_repository(monkeypatch):
     import flake8_torchdevice.docs as docs
 
@@ -235,6 +242,37 @@ def test_fix_marks_are_what_fix_repairs(project, monkeypatch, capsys):
     assert cli.main(["check", "bad.py"]) == 1
     after = [tuple(line.split(" ")[:2]) for line in capsys.readouterr().out.splitlines()]
     assert after == unmarked_lines
+
+
+def apply_replacements(text: str, replacements) -> str:
+    """SARIF replacements (1-based, end exclusive) applied to `text`, last first."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    for r in sorted(replacements, key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+                    reverse=True):
+        region = r["deletedRegion"]
+        start = offsets[region["startLine"] - 1] + region["startColumn"] - 1
+        end = offsets[region["endLine"] - 1] + region["endColumn"] - 1
+        text = text[:start] + r["insertedContent"]["text"] + text[end:]
+    return text
+
+
+def test_check_sarif_fixes_are_the_fix_commands_edits(project):
+    """Each fixable result carries its fix; applied, it is what `fix` writes for that finding."""
+    document = json.loads(check(project, "--format", "sarif", "bad.py").stdout)
+    sarif_validator().validate(document)
+    results = document["runs"][0]["results"]
+    with_fixes = [(r["ruleId"], r["fixes"][0]["description"]["text"]) for r in results if "fixes" in r]
+    assert [code for code, _ in with_fixes] == ["TDV102", "TDV301"]
+    assert with_fixes[1][1] == ("Fix TDV301: torch.load() without map_location fails on a CPU-only machine "
+                                "when the checkpoint was saved on a GPU")
+    load = next(r for r in results if r["ruleId"] == "TDV301")
+    change = load["fixes"][0]["artifactChanges"][0]
+    assert change["artifactLocation"]["uri"] == "bad.py"
+    fixed = apply_replacements(ONE_OF_EACH, change["replacements"])
+    assert fixed == ONE_OF_EACH.replace('torch.load("m.pt")', 'torch.load("m.pt", map_location="cpu")')
 
 
 def test_check_end_positions(project):

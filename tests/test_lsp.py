@@ -185,7 +185,8 @@ def test_diagnostics_quick_fix_noqa_and_syntax_errors(tmp_path):
         for diagnostic in (load, cuda):
             assert diagnostic.severity == types.DiagnosticSeverity.Warning
             assert diagnostic.source == "flake8-torchdevice"
-            assert diagnostic.code_description.href.endswith(f"/docs/rules/{diagnostic.code}.md")
+            assert diagnostic.code_description.href == (
+                f"https://github.com/flake8-torchdevice/flake8-torchdevice/blob/main/docs/rules/{diagnostic.code}.md")
         assert cuda.message.startswith(".cuda() hard-codes CUDA")
 
         # the rule's fix, as the preferred quick fix
