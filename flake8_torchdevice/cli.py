@@ -229,17 +229,17 @@ def statistics(items: Sequence[ReportItem]) -> List[str]:
 
 def _config_from(args: argparse.Namespace) -> Config:
     """Files, then the command line on top (an option given replaces the configured one)."""
-    config = load_config(".", explicit_path=getattr(args, "config", None), isolated=getattr(args, "isolated", False))
+    config = load_config(".", explicit_path=args.config, isolated=args.isolated)
     cli: Dict[str, object] = {}
     for key in ("select", "ignore", "extend_select", "extend_ignore", "guard_names"):
-        value = getattr(args, key, None)
+        value = getattr(args, key)
         if value:
             items = split_list(value)
             if key != "guard_names":
                 check_codes(items, "--" + key.replace("_", "-"))
             cli[key.replace("_", "-")] = tuple(items)
     for key in ("exclude", "extend_exclude"):
-        value = getattr(args, key, None)
+        value = getattr(args, key)
         if value:
             cli[key.replace("_", "-")] = tuple(normalize_path(p, ".") for p in split_list(value))
     if args.check_param_defaults:
@@ -250,11 +250,6 @@ def _config_from(args: argparse.Namespace) -> Config:
               f"({', '.join(config.sources)}) turns every TDV rule off; add TDV to it",
               file=sys.stderr)
     return config.updated(cli, "the command line" if cli else None)
-
-
-def _options_from(args: argparse.Namespace) -> Options:
-    """The engine's options for a command (fix) from the files and its command line."""
-    return _config_from(args).options()
 
 
 def _jobs(value: str) -> int:
@@ -332,8 +327,9 @@ def command_fix(args: argparse.Namespace) -> int:
     if "-" in args.paths:
         print("flake8-torchdevice: error: fix rewrites files; it cannot read stdin", file=sys.stderr)
         return EXIT_ERROR
-    options = replace(_options_from(args), add_device=args.add_device)
-    return run_fix(iter_python_files(args.paths), options, diff=args.diff)
+    config = _config_from(args)
+    options = replace(config.options(), add_device=args.add_device)
+    return run_fix(iter_python_files(args.paths, config.exclude()), options, diff=args.diff)
 
 
 def command_rules(args: argparse.Namespace) -> int:
@@ -392,6 +388,23 @@ def command_lsp(args: argparse.Namespace) -> int:
     return serve()
 
 
+def add_configuration_options(command: argparse.ArgumentParser, verb: str) -> None:
+    """What check and fix share: which codes, which files, which configuration."""
+    command.add_argument("--select", help=f"comma-separated codes or prefixes to {verb} (replaces the configured "
+                                          "select); TDV,E9 also reports files Python cannot compile")
+    command.add_argument("--ignore", help=f"comma-separated codes or prefixes not to {verb}")
+    command.add_argument("--extend-select", help=extend_select_help())
+    command.add_argument("--extend-ignore", help=f"codes or prefixes not to {verb}, besides the ignored ones")
+    command.add_argument("--guard-names", help=GUARD_NAMES_HELP)
+    command.add_argument("--check-param-defaults", action="store_true", help=PARAM_DEFAULTS_HELP)
+    command.add_argument("--exclude", help="comma-separated file or folder patterns to skip (replaces the "
+                                           "default: " + ",".join(DEFAULT_EXCLUDE) + ")")
+    command.add_argument("--extend-exclude", help="patterns to skip besides the excluded ones")
+    command.add_argument("--config", metavar="PATH", help="read this file (a [flake8] section, or "
+                                                          "[tool.flake8-torchdevice] of a .toml) instead of searching")
+    command.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flake8-torchdevice", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action=_VersionAction)
@@ -400,19 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="lint files and folders (- reads stdin)",
         description="Lint files and folders (- reads stdin) with the TDV rules; options as in flake8.")
     check.add_argument("paths", nargs="+", metavar="PATH")
-    check.add_argument("--select", help="comma-separated codes or prefixes to report (replaces the configured "
-                                        "select); TDV,E9 also reports files Python cannot compile")
-    check.add_argument("--ignore", help="comma-separated codes or prefixes not to report")
-    check.add_argument("--extend-select", help=extend_select_help())
-    check.add_argument("--extend-ignore", help="codes or prefixes not to report, besides the ignored ones")
-    check.add_argument("--guard-names", help=GUARD_NAMES_HELP)
-    check.add_argument("--check-param-defaults", action="store_true", help=PARAM_DEFAULTS_HELP)
-    check.add_argument("--exclude", help="comma-separated file or folder patterns to skip (replaces the "
-                                         "default: " + ",".join(DEFAULT_EXCLUDE) + ")")
-    check.add_argument("--extend-exclude", help="patterns to skip besides the excluded ones")
-    check.add_argument("--config", metavar="PATH", help="read this file (a [flake8] section, or "
-                                                         "[tool.flake8-torchdevice] of a .toml) instead of searching")
-    check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    add_configuration_options(check, "report")
     check.add_argument("--format", choices=sorted(FORMATS), default="text",
                        help="text (flake8's), json, github (workflow annotations) or sarif (SARIF 2.1.0)")
     check.add_argument("--show-source", action="store_true", help="print each finding's line, with a caret")
@@ -435,11 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix = commands.add_parser("fix", help="apply the fixes of fixable findings ([*] in check) to files and folders",
                               description="Rewrite files with the fixes the TDV rules offer; options as in check.")
     fix.add_argument("paths", nargs="+", metavar="PATH")
-    fix.add_argument("--select", default="", help="comma-separated codes or prefixes to fix")
-    fix.add_argument("--ignore", default="", help="comma-separated codes or prefixes not to fix")
-    fix.add_argument("--extend-select", default="", help="add codes, e.g. TDV9 for the opinionated rules")
-    fix.add_argument("--guard-names", default="", help=GUARD_NAMES_HELP)
-    fix.add_argument("--check-param-defaults", action="store_true", help=PARAM_DEFAULTS_HELP)
+    add_configuration_options(fix, "fix")
     fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff, write nothing")
     fix.add_argument("--add-device", action="store_true",
                      help="where a fix needs a device and none is in scope, add one selection after the imports: "

@@ -46,6 +46,21 @@ def test_selection_from_options_and_configuration(tmp_path):
     assert done.returncode == 0 and (tmp_path / "train.py").read_text() == LOAD
 
 
+def test_excluded_folders_are_never_rewritten(tmp_path):
+    """flake8's default exclude (.git, .tox, ...) and the configured one, as in check."""
+    for folder in (".tox/lib", "build", "src"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "m.py").write_text(LOAD)
+    (tmp_path / "setup.cfg").write_text("[flake8]\nextend-exclude = build\n")
+    done = tool(tmp_path, "fix", ".")
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "src" / "m.py").read_text() == LOADED
+    assert (tmp_path / ".tox" / "lib" / "m.py").read_text() == LOAD
+    assert (tmp_path / "build" / "m.py").read_text() == LOAD
+    done = tool(tmp_path, "fix", "--extend-exclude", "src", "--isolated", ".")
+    assert done.returncode == 1 and (tmp_path / "build" / "m.py").read_text() == LOADED
+
+
 def test_broken_file_is_reported_and_untouched_the_others_fixed(tmp_path):
     (tmp_path / "a_broken.py").write_text("import torch\nstate = torch.load('m.pt'\n")
     (tmp_path / "b_train.py").write_text(LOAD)
