@@ -9,8 +9,8 @@ from flake8_torchdevice import cli
 from flake8_torchdevice.rules import ALL_RULES
 
 BAD = ONE_OF_EACH
-BAD_HEADS = ["8:20: TDV201", "12:20: TDV101", "13:27: TDV102 [*]", "14:13: TDV301 [*]", "16:11: TDV401"]
-FIXABLE_IN_BAD = "[*] 2 fixable with `flake8-torchdevice fix`\n"
+BAD_HEADS = ["8:20: TDV201 [*]", "12:20: TDV101", "13:27: TDV102 [*]", "14:13: TDV301 [*]", "16:11: TDV401"]
+FIXABLE_IN_BAD = "[*] 3 fixable with `flake8-torchdevice fix`\n"
 GOOD = ("import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "state = torch.load('m.pt', map_location='cpu')\n")
 
@@ -137,7 +137,7 @@ def test_clean(run):
 @pytest.mark.parametrize("select, expected", [
     ("TDV1", ["12:20: TDV101", "13:27: TDV102 [*]"]),
     ("TDV301,TDV401", ["14:13: TDV301 [*]", "16:11: TDV401"]),
-    ("tdv201", ["8:20: TDV201"]),
+    ("tdv201", ["8:20: TDV201 [*]"]),
 ])
 def test_select(run, select, expected):
     status, out, _ = run("check", f"--select={select}", "bad.py")
@@ -147,7 +147,7 @@ def test_select(run, select, expected):
 
 def test_ignore(run):
     status, out, _ = run("check", "--ignore=TDV1,TDV301", "bad.py")
-    assert heads(out) == ["bad.py:8:20: TDV201", "bad.py:16:11: TDV401"]
+    assert heads(out) == ["bad.py:8:20: TDV201 [*]", "bad.py:16:11: TDV401"]
     # The more specific prefix wins, as in flake8.
     status, out, _ = run("check", "--select=TDV101", "--ignore=TDV1", "bad.py")
     assert heads(out) == ["bad.py:12:20: TDV101"]

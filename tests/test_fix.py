@@ -647,3 +647,86 @@ ok = is_available() or False
 """
     assert [f.code for f in result.fixed_findings] == ["TDV104", "TDV104"]
     assert result.remaining_findings == []  # the .cuda() is guarded now
+
+
+# ---------------------------------------------------------------- TDV201
+
+
+def test_201_gets_the_device_of_the_tensor_parameter_it_meets():
+    assert fixed("""\
+        import torch as th
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, feats, x):
+                mask = th.ones(x.shape[0])
+                pad = th.zeros(
+                    3,  # width
+                    4,
+                )
+                return x * mask[:, None], th.cat([pad, feats])
+        """) == same("""\
+        import torch as th
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, feats, x):
+                mask = th.ones(x.shape[0], device=x.device)
+                pad = th.zeros(
+                    3,  # width
+                    4,
+                    device=feats.device,
+                )
+                return x * mask[:, None], th.cat([pad, feats])
+        """)
+
+
+def test_201_mask_and_comparison_partners_and_a_device_parameter():
+    assert fixed("""\
+        import torch
+
+        def masked(x: torch.Tensor):
+            return torch.arange(8)[x > 0]
+
+        def accuracy(logits, labels, device):
+            correct = torch.zeros(1)
+            correct += (logits.argmax(1) == labels.to(device)).sum()
+            return correct
+
+        def hits(images, labels, device):
+            total = torch.zeros(1)
+            total += (model(images.to(device)) == labels.to(device)).sum()
+            return total
+        """) == same("""\
+        import torch
+
+        def masked(x: torch.Tensor):
+            return torch.arange(8, device=x.device)[x > 0]
+
+        def accuracy(logits, labels, device):
+            correct = torch.zeros(1, device=logits.device)
+            correct += (logits.argmax(1) == labels.to(device)).sum()
+            return correct
+
+        def hits(images, labels, device):
+            total = torch.zeros(1, device=device)
+            total += (model(images.to(device)) == labels.to(device)).sum()
+            return total
+        """)
+
+
+def test_201_not_fixed_when_what_it_meets_is_bound_later():
+    """`h` does not exist yet where the factory stands: no fix rather than a NameError."""
+    code = same("""\
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                bias = torch.zeros(4)
+                h = self.proj(x).to(self.device)
+                return h + bias
+        """)
+    result = fix_source(code, "t.py")
+    assert result.text == code
+    assert [(f.code, f.line, f.fixable) for f in result.remaining_findings] == [("TDV201", 6, False)]

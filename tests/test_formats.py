@@ -235,8 +235,8 @@ def test_fix_marks_are_what_fix_repairs(project, monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     marked = [tuple(line.split(" ")[:2]) for line in out if " [*] " in line]
     unmarked_lines = [tuple(line.split(" ")[:2]) for line in out[:-1] if " [*] " not in line]
-    assert marked == [("bad.py:13:27:", "TDV102"), ("bad.py:14:13:", "TDV301")]
-    assert out[-1] == "[*] 2 fixable with `flake8-torchdevice fix`"
+    assert marked == [("bad.py:8:20:", "TDV201"), ("bad.py:13:27:", "TDV102"), ("bad.py:14:13:", "TDV301")]
+    assert out[-1] == "[*] 3 fixable with `flake8-torchdevice fix`"
     assert cli.main(["fix", "bad.py"]) == 1
     capsys.readouterr()
     assert cli.main(["check", "bad.py"]) == 1
@@ -265,8 +265,8 @@ def test_check_sarif_fixes_are_the_fix_commands_edits(project):
     sarif_validator().validate(document)
     results = document["runs"][0]["results"]
     with_fixes = [(r["ruleId"], r["fixes"][0]["description"]["text"]) for r in results if "fixes" in r]
-    assert [code for code, _ in with_fixes] == ["TDV102", "TDV301"]
-    assert with_fixes[1][1] == ("Fix TDV301: torch.load() without map_location fails on a CPU-only machine "
+    assert [code for code, _ in with_fixes] == ["TDV201", "TDV102", "TDV301"]
+    assert with_fixes[2][1] == ("Fix TDV301: torch.load() without map_location fails on a CPU-only machine "
                                 "when the checkpoint was saved on a GPU")
     load = next(r for r in results if r["ruleId"] == "TDV301")
     change = load["fixes"][0]["artifactChanges"][0]

@@ -79,7 +79,7 @@ class _Frame:
 @dataclass
 class _ClassFrame:
     node: cst.ClassDef
-    findings: List[Tuple[str, cst.Call, str]] = field(default_factory=list)
+    findings: List[Tuple[str, cst.Call, str, Optional[Fix]]] = field(default_factory=list)
 
 
 class FactoryWithoutDevice(Rule):
@@ -172,6 +172,13 @@ class FactoryWithoutDevice(Rule):
 
     CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
 
+    ## Fix
+    `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
+    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else
+    `device=<device>` when the function has a device parameter. Nothing else is
+    certain to exist where the factory stands (a local tensor may be computed after
+    it, a moved argument is not on the device yet), so otherwise there is no fix.
+
     ## How to silence it
     - One line: `mask = torch.ones(n)  # noqa: TDV201`.
     - A whole project: `extend-ignore = TDV201` in the `[flake8]` section.
@@ -208,6 +215,7 @@ class FactoryWithoutDevice(Rule):
         self._classes: List[_ClassFrame] = []
         self._device_blocks = 0  # depth of `with torch.device(...):` blocks
         self._device_withs: Set[int] = set()
+        self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
 
     # ------------------------------------------------------------ frames
 
@@ -221,10 +229,10 @@ class FactoryWithoutDevice(Rule):
         frame = self._classes.pop()
         info = self.ctx.current_class
         init_time = info.init_time_methods() if info is not None else set()
-        for method_name, call, message in frame.findings:
+        for method_name, call, message, fix in frame.findings:
             # Methods that __init__ uses run before the module is moved: CPU is right there.
             if method_name not in init_time:
-                self.report(call, message)
+                self.report(call, message, fix=fix)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         name = node.name.value
@@ -296,7 +304,7 @@ class FactoryWithoutDevice(Rule):
         target = node.target
         if isinstance(target, cst.Name) and target.value in self._frame.pending \
                 and self._involves_tensor_operand(node.value):
-            self._report(self._frame.pending.pop(target.value)[0])
+            self._report(self._frame.pending.pop(target.value)[0], node.value)
 
     def leave_Expr(self, node: cst.Expr) -> None:
         # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
@@ -322,12 +330,13 @@ class FactoryWithoutDevice(Rule):
 
     def _follow(self, expr: cst.CSTNode, factory: cst.Call) -> None:
         """Decide what happens to a CPU tensor made by `factory` from where `expr` is used."""
+        self._partner = None
         fate, assigned = self._fate(expr)
         frame = self._frame
         if fate in (BAD, MOVED) and isinstance(expr, cst.Name):
             frame.pending.pop(expr.value, None)
         if fate == BAD:
-            self._report(factory)
+            self._report(factory, self._partner)
         elif assigned is not None:
             frame.pending[assigned[0]] = (factory, assigned[1])
 
@@ -360,8 +369,10 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Index, cst.Slice, cst.SubscriptElement)):
                 return NEUTRAL, None  # indexing with a CPU index tensor is allowed
             if isinstance(parent, cst.Subscript):
-                if any(isinstance(e.slice, cst.Index) and self._involves_tensor_operand(e.slice.value)
-                       for e in parent.slice):
+                masks = [e.slice.value for e in parent.slice
+                         if isinstance(e.slice, cst.Index) and self._involves_tensor_operand(e.slice.value)]
+                if masks:
+                    self._partner = masks[0]
                     return BAD, None  # cpu_t[mask] with a mask computed from a device tensor
                 child, depth = parent, depth + 1  # torch.arange(n)[None]: still this tensor
                 continue
@@ -373,6 +384,7 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, cst.BinaryOperation):
                 other = parent.right if parent.left is child else parent.left
                 if self._is_tensor_operand(other):
+                    self._partner = other
                     return BAD, None
                 child, depth = parent, depth + 1  # arithmetic with numbers or unknowns
                 continue
@@ -380,7 +392,9 @@ class FactoryWithoutDevice(Rule):
                 comparison = parent if isinstance(parent, cst.Comparison) else self.ctx.parent(depth + 1)
                 if isinstance(comparison, cst.Comparison):
                     others = [comparison.left] + [target.comparator for target in comparison.comparisons]
-                    if any(other is not child and self._is_tensor_operand(other) for other in others):
+                    met = [other for other in others if other is not child and self._is_tensor_operand(other)]
+                    if met:
+                        self._partner = met[0]
                         return BAD, None  # x == torch.arange(n): compared across devices
                 child, depth = parent, depth + 1
                 continue
@@ -443,7 +457,9 @@ class FactoryWithoutDevice(Rule):
                 others.append(call.func.value)
             for other in others:
                 elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
-                if any(self._is_tensor_operand(getattr(e, "value", e)) for e in elements):
+                met = [getattr(e, "value", e) for e in elements if self._is_tensor_operand(getattr(e, "value", e))]
+                if met:
+                    self._partner = met[0]
                     return BAD
         if tensor_op:
             return None
@@ -550,15 +566,48 @@ class FactoryWithoutDevice(Rule):
 
     # ------------------------------------------------------------ reporting
 
-    def _report(self, call: cst.Call) -> None:
+    def _report(self, call: cst.Call, partner: Optional[cst.CSTNode] = None) -> None:
         name = dotted_name(call.func) or "torch.factory"
         message = self.message.format(call=name, remedy=self._remedy(FACTORY_NAMES.get(
             self.ctx.resolve(call.func) or "", ""), call))
+        device = self._device_for_fix(partner)
+        fix = Fix().add_keyword(call, "device", device) if device else None
         frame = self._frame
         if frame.method_name is not None and self._classes:
-            self._classes[-1].findings.append((frame.method_name, call, message))
+            self._classes[-1].findings.append((frame.method_name, call, message, fix))
         else:
-            self.report(call, message)
+            self.report(call, message, fix=fix)
+
+    def _device_for_fix(self, partner: Optional[cst.CSTNode]) -> Optional[str]:
+        """`x.device` of the tensor parameter the new tensor meets, else a device
+        parameter: both exist wherever the factory stands in the function (a local
+        may be bound after it). None when neither is known."""
+        frame = self._frame
+        tensor = self._tensor_parameter_in(partner) if partner is not None else None
+        if tensor is not None:
+            return f"{tensor}.device"
+        devices = [p for p in frame.params if is_device_name(p)]
+        return devices[0] if devices else None
+
+    def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
+        """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
+        frame = self._frame
+        if isinstance(node, cst.Name):
+            usable = node.value in frame.tensor_params and node.value not in frame.pending
+            return node.value if usable else None
+        if isinstance(node, cst.Attribute):
+            return self._tensor_parameter_in(node.value)
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            return None  # names there may be the comprehension's own
+        if method_call(node, *MOVERS) is not None:
+            return None  # `labels.to(device)`: labels itself is elsewhere
+        for child in node.children:
+            if isinstance(child, cst.Arg):
+                child = child.value
+            found = self._tensor_parameter_in(child)
+            if found is not None:
+                return found
+        return None
 
     def _remedy(self, factory: str, call: cst.Call) -> str:
         """Name a device-aware value that is in scope."""
