@@ -730,3 +730,96 @@ def test_201_not_fixed_when_what_it_meets_is_bound_later():
     result = fix_source(code, "t.py")
     assert result.text == code
     assert [(f.code, f.line, f.fixable) for f in result.remaining_findings] == [("TDV201", 6, False)]
+
+
+# ---------------------------------------------------------------- TDV501
+
+
+def test_501_deprecated_amp_becomes_the_device_generic_api_with_an_alias():
+    assert fixed("""\
+        import torch as th
+        from torch.cuda.amp import GradScaler, autocast
+
+        device = "cuda" if th.cuda.is_available() else "cpu"
+        scaler = GradScaler(
+            init_scale=1024,  # small steps
+        )
+        with autocast(enabled=True):
+            pass
+        with th.cuda.amp.autocast(dtype=th.bfloat16):
+            pass
+        """) == same("""\
+        import torch as th
+        from torch.cuda.amp import GradScaler, autocast
+
+        device = "cuda" if th.cuda.is_available() else "cpu"
+        scaler = th.amp.GradScaler(
+            th.device(device).type,
+            init_scale=1024,  # small steps
+        )
+        with th.autocast(th.device(device).type, enabled=True):
+            pass
+        with th.autocast(th.device(device).type, dtype=th.bfloat16):
+            pass
+        """)
+
+
+def test_501_literal_type_becomes_the_type_of_the_device_parameter():
+    assert fixed("""\
+        import torch
+
+        def train_step(model, x, device):
+            with torch.autocast("cuda"):
+                return model(x)
+        """) == same("""\
+        import torch
+
+        def train_step(model, x, device):
+            with torch.autocast(torch.device(device).type):
+                return model(x)
+        """)
+
+
+@pytest.mark.parametrize("code", [
+    # positional autocast arguments mean something else in torch.autocast
+    "import torch\ndevice = torch.device(name)\nwith torch.cuda.amp.autocast(True):\n    pass\n",
+    # no device-aware value in scope
+    "import torch\nscaler = torch.cuda.amp.GradScaler()\n",
+    # the name torch is not imported: nothing to write the new API with
+    "from torch.cuda.amp import GradScaler\n\ndef make(device):\n    return GradScaler()\n",
+    # decorators run where the class is defined
+    "import torch\ndevice = torch.device(name)\n"
+    "class F(torch.autograd.Function):\n    @torch.cuda.amp.custom_fwd\n    def forward(ctx, x):\n        return x\n",
+])
+def test_501_not_fixed(code):
+    result = fix_source(code, "t.py")
+    assert result.text == code
+    assert [f.code for f in result.remaining_findings] == ["TDV501"]
+
+
+def test_501_fixed_code_runs_without_warnings_on_a_cpu_only_torch(tmp_path):
+    """The deprecated API warns and switches itself off without CUDA; its fix runs
+    autocast and the scaler for the CPU, warning-free (real torch, CUDA hidden)."""
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""\
+        import torch
+        from torch.cuda.amp import GradScaler, autocast
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        scaler = GradScaler(enabled=True)
+        with autocast(dtype=torch.bfloat16):
+            y = torch.ones(2, 2) @ torch.ones(2, 2)
+        assert y.dtype == torch.bfloat16, y.dtype
+        """)
+    script = tmp_path / "amp.py"
+    script.write_text(fixed(code))
+    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    script.write_text(code)  # and the original does warn there
+    done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode != 0 and "Warning" in done.stderr

@@ -135,6 +135,15 @@ class Analyzer(cst.CSTVisitor):
             return f"{base}.{node.attr.value}" if base else None
         return None
 
+    def name_for(self, qualified: str) -> Optional[str]:
+        """A name visible here that refers to `qualified` (`th` for `torch` after
+        `import torch as th`), else None: what a fix may write to reach it."""
+        for scope in self._visible_scopes():
+            for name, bound in scope.bindings.items():
+                if bound == qualified and self.resolve(cst.Name(name)) == qualified:
+                    return name
+        return None
+
     def local_flag(self, name: str) -> int:
         """Polarity of the CUDA test that the visible binding of `name` came from."""
         for scope in self._visible_scopes():

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import first_argument, keyword, string_value
-from .base import Fix, Rule
+from typing import Optional
+
+from ..analysis import first_argument, keyword, positional_args, string_value
+from .base import Fix, Rule, with_first_argument
 
 # The deprecated CUDA-only mixed-precision API, and what replaces each name.
 CUDA_AMP = {
@@ -79,10 +81,16 @@ class CudaAmp(Rule):
       reported instead.
 
     ## Fix
-    The literal device type becomes `<device>.type` when a device-aware value is in
-    scope (`torch.autocast("cuda")` -> `torch.autocast(device.type)`). The deprecated
-    `torch.cuda.amp` API is not fixed automatically: its replacement needs a device type
-    that is seldom in scope where scalers and decorators are built.
+    When a device-aware value is in scope (and the name `torch` is imported), `fix`
+    names its type, through `torch.device(...)` because the value may be a string:
+    - `torch.autocast("cuda")` -> `torch.autocast(torch.device(device).type)`;
+    - `torch.cuda.amp.autocast(enabled=amp)` ->
+      `torch.autocast(torch.device(device).type, enabled=amp)` (only with keyword
+      arguments: the old signature starts with `enabled`, the new one with the type);
+    - `torch.cuda.amp.GradScaler(...)` -> `torch.amp.GradScaler(torch.device(device).type, ...)`.
+    `custom_fwd`/`custom_bwd` decorators are not fixed: they are applied when the class
+    is defined, where no device is in scope. An import such as `from torch.cuda.amp
+    import autocast` is left for you to remove once nothing uses it.
 
     ## Runtime proof
     None in `fixtures/`: on a machine without CUDA these APIs only warn and switch
@@ -128,7 +136,35 @@ class CudaAmp(Rule):
             return  # the import: its uses are reported
         deprecated = self.ctx.resolve(node)
         self.report(node, f"{deprecated} is deprecated and CUDA-only (off on every other device); "
-                          f"use {replacement}")
+                          f"use {replacement}", fix=self._replacement_fix(node, deprecated))
+
+    def _replacement_fix(self, node: cst.BaseExpression, deprecated: str) -> Optional[Fix]:
+        """`torch.cuda.amp.autocast(...)` -> `torch.autocast(<type>, ...)`,
+        `torch.cuda.amp.GradScaler(...)` -> `torch.amp.GradScaler(<type>, ...)`, with
+        the type of the device-aware value in scope. autocast's positional parameters
+        differ between the two (`enabled` comes first in the old one), so only keywords
+        are carried over; GradScaler's only gain `device` in front."""
+        call = self.ctx.parent()
+        if not isinstance(call, cst.Call) or call.func is not node or any(a.star for a in call.args):
+            return None
+        if deprecated.endswith("autocast") and positional_args(call):
+            return None
+        device_type = self._device_type(call)
+        if device_type is None:
+            return None
+        torch = self.ctx.name_for("torch")
+        new_func = f"{torch}.autocast" if deprecated.endswith("autocast") else f"{torch}.amp.GradScaler"
+        return Fix().replace(call, call.with_changes(func=cst.parse_expression(new_func),
+                                                     args=with_first_argument(call, device_type)))
+
+    def _device_type(self, node: cst.CSTNode) -> Optional[str]:
+        """The device type of the device-aware value in scope, as text: the value may be
+        a string (`device = "cuda" if ... else "cpu"`), so it goes through torch.device."""
+        device = self.ctx.device_in_scope(node)
+        torch = self.ctx.name_for("torch")
+        if device is None or torch is None:
+            return None
+        return f"{torch}.device({device}).type"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.guarded:
@@ -143,7 +179,7 @@ class CudaAmp(Rule):
             return  # `@autocast("cuda", enabled=False)`: a region that switches autocast off
         if device_type is not None and string_value(device_type) == "cuda":
             api = "torch.amp.GradScaler" if parameter == "device" else "torch.autocast"
-            device = self.ctx.device_in_scope(node)
+            chosen = self._device_type(node)
             self.report(device_type, f'{api}("cuda") is off on every other device; '
                                      f"use {api}(device.type) with the device the model runs on",
-                        fix=Fix().replace(device_type, f"{device}.type") if device else None)
+                        fix=Fix().replace(device_type, chosen) if chosen else None)

@@ -74,6 +74,17 @@ class Fix:
                 .replace(statement, cst.RemoveFromParent()))
 
 
+def with_first_argument(call: cst.Call, value: Expression) -> List[cst.Arg]:
+    """`call`'s arguments with `value` in front: `f(a)` -> `f(value, a)`; in a call that
+    opens its arguments on a new line, `value` gets a line of its own."""
+    separator: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        separator = _clean_break(call.whitespace_before_args)
+    first = cst.Arg(expression(value), comma=cst.Comma(whitespace_after=separator) if call.args
+                    else cst.MaybeSentinel.DEFAULT)
+    return [first, *call.args]
+
+
 def _line_break(previous: cst.ParenthesizedWhitespace, template: cst.ParenthesizedWhitespace
                 ) -> cst.ParenthesizedWhitespace:
     """`previous`'s end of line (comment included) followed by `template`'s indentation."""

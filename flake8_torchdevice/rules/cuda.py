@@ -13,7 +13,7 @@ import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
                         method_call, positional_args, string_value)
-from .base import Fix, Rule, expression
+from .base import Fix, Rule, with_first_argument
 
 # `torch.cuda.<name>` functions and classes that raise on a build without CUDA (each one
 # is shown to raise on CPU-only torch by tests/test_cuda_only_apis.py, with its error).
@@ -56,15 +56,6 @@ def _asks_about_device(call: cst.Call) -> bool:
     if name == "partial" and call.args:
         name = last_identifier(call.args[0].value) or ""
     return bool(_PREDICATE_RE.match(name))
-
-
-def torch_alias(ctx) -> Optional[str]:
-    """The name `torch` is visible under here (`th` after `import torch as th`), else None."""
-    for scope in reversed(ctx.scopes):
-        for name, qualified in scope.bindings.items():
-            if qualified == "torch":
-                return name
-    return None
 
 
 class CudaCall(Rule):
@@ -187,10 +178,8 @@ class CudaCall(Rule):
         if found is None:
             return None
         device, added = found
-        first = cst.Arg(expression(device), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                        if call.args else cst.MaybeSentinel.DEFAULT)
         moved = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")),  # type: ignore[attr-defined]
-                                  args=[first, *call.args])
+                                  args=with_first_argument(call, device))
         return Fix().replace(call, moved).needs_added_device(added)
 
 
@@ -359,7 +348,7 @@ class CudaLiteral(Rule):
     def _selection_fix(self, literal: cst.BaseExpression) -> Optional[Fix]:
         """`torch.device("cuda")` -> `torch.device("cuda" if torch.cuda.is_available() else "cpu")`:
         where the device is chosen, the selection idiom."""
-        torch = torch_alias(self.ctx)
+        torch = self.ctx.name_for("torch")
         if string_value(literal) != "cuda" or not isinstance(literal, cst.SimpleString) or torch is None:
             return None
         quote = literal.quote
@@ -519,7 +508,7 @@ class CudaOnlyApi(Rule):
             factory = (prefix == "torch" and name in PIN_MEMORY_FACTORIES) or (
                 method_call(node, *PIN_MEMORY_METHODS) is not None and not qualified)
             if factory:
-                alias = torch_alias(self.ctx)
+                alias = self.ctx.name_for("torch")
                 fix = Fix().replace(pin.value, f"{alias}.cuda.is_available()") if alias else None
                 self.report(pin, "pin_memory=True raises without CUDA or another accelerator; "
                                  "use pin_memory=torch.cuda.is_available()", fix=fix)

@@ -22,7 +22,6 @@ from ..analysis import (
     move_target,
     number_value,
     parameter_names,
-    positional_args,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, is_dtype
