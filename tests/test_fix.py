@@ -823,3 +823,78 @@ def test_501_fixed_code_runs_without_warnings_on_a_cpu_only_torch(tmp_path):
     done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True,
                           env=env, timeout=300)
     assert done.returncode != 0 and "Warning" in done.stderr
+
+
+# ---------------------------------------------------------------- TDV103
+
+
+def test_103_legacy_constructors_become_factories_with_dtype_and_device():
+    assert fixed("""\
+        import torch as th
+
+        def make(x, device):
+            a = th.cuda.FloatTensor([0.5, 1])
+            b = th.cuda.LongTensor(2, 3)
+            c = th.cuda.FloatTensor(
+                8,  # slots
+            )
+            f = th.cuda.ByteTensor()
+            e = x.type(th.cuda.HalfTensor)
+            return a, b, c, e, f
+        """) == same("""\
+        import torch as th
+
+        def make(x, device):
+            a = th.tensor([0.5, 1], dtype=th.float32, device=device)
+            b = th.empty(2, 3, dtype=th.int64, device=device)
+            c = th.empty(
+                8,  # slots
+                dtype=th.float32,
+                device=device,
+            )
+            f = th.empty(0, dtype=th.uint8, device=device)
+            e = x.to(device, th.float16)
+            return a, b, c, e, f
+        """)
+
+
+def test_103_with_add_device_and_from_import():
+    assert fixed("""\
+        import torch
+        from torch.cuda import FloatTensor
+
+        anchors = FloatTensor([[1, 2], [3, 4]])
+        """, add_device=True) == same("""\
+        import torch
+        from torch.cuda import FloatTensor
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        anchors = torch.tensor([[1, 2], [3, 4]], dtype=torch.float32, device=device)
+        """)
+
+
+@pytest.mark.parametrize("line", [
+    "t = torch.cuda.FloatTensor(x)",  # data, a size, a tensor or an array: unknown
+    "t = torch.cuda.FloatTensor(x.size(), device=d)",
+    "t = x.type(torch.cuda.FloatTensor, non_blocking=True)",
+    "torch.set_default_tensor_type(torch.cuda.FloatTensor)",
+])
+def test_103_not_fixed(line):
+    code = f"import torch\n\ndef f(x, device, d):\n    {line}\n"
+    result = fix_source(code, "t.py")
+    assert result.text == code
+    assert [f.code for f in result.remaining_findings] == ["TDV103"]
+
+
+def test_103_fixed_constructors_run_on_a_cpu_only_torch():
+    """What the fix writes runs where the legacy CUDA types do not exist."""
+    import torch
+
+    device = torch.device("cpu")
+    a = torch.tensor([0.5, 1], dtype=torch.float32, device=device)
+    b = torch.empty(2, 3, dtype=torch.int64, device=device)
+    e = torch.ones(2).to(device, torch.float16)
+    assert (a.dtype, b.shape, e.dtype) == (torch.float32, (2, 3), torch.float16)
+    with pytest.raises(TypeError, match="not available"):
+        torch.cuda.FloatTensor([0.5, 1])

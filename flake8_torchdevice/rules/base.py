@@ -58,9 +58,7 @@ class Fix:
     def add_keyword(self, call: cst.Call, name: str, value: Expression) -> "Fix":
         """`call(a, b)` -> `call(a, b, name=value)`, in the call's own layout: one
         argument per line stays so, a trailing comma stays, comments stay where they are."""
-        return self.replace(call, call.with_changes(args=_with_argument(call, cst.Arg(
-            value=expression(value), keyword=cst.Name(name),
-            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))))
+        return self.replace(call, with_keyword(call, name, value))
 
     def move_statement_before(self, statement: cst.SimpleStatementLine, anchor: cst.BaseStatement,
                               moved: Optional[cst.SimpleStatementLine] = None) -> "Fix":
@@ -72,6 +70,13 @@ class Fix:
         anchored = anchor.with_changes(leading_lines=())
         return (self.replace(anchor, cst.FlattenSentinel([moved, anchored]))
                 .replace(statement, cst.RemoveFromParent()))
+
+
+def with_keyword(call: cst.Call, name: str, value: Expression) -> cst.Call:
+    """`call(a, b)` -> `call(a, b, name=value)`, in the call's own layout (see Fix.add_keyword)."""
+    return call.with_changes(args=_with_argument(call, cst.Arg(
+        value=expression(value), keyword=cst.Name(name),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))))
 
 
 def with_first_argument(call: cst.Call, value: Expression) -> List[cst.Arg]:

@@ -13,7 +13,7 @@ import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
                         method_call, positional_args, string_value)
-from .base import Fix, Rule, with_first_argument
+from .base import Fix, Rule, with_first_argument, with_keyword
 
 # `torch.cuda.<name>` functions and classes that raise on a build without CUDA (each one
 # is shown to raise on CPU-only torch by tests/test_cuda_only_apis.py, with its error).
@@ -447,9 +447,18 @@ class CudaOnlyApi(Rule):
       "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all).
 
     ## Fix
-    `pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`. The others have no
-    automatic fix: a guard around a call is a change of control flow to review, and a
-    legacy constructor's argument may be data or a size.
+    - `pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`.
+    - With a device-aware value in scope (or `fix --add-device`), a legacy constructor
+      becomes a factory with the dtype and the device: `torch.cuda.FloatTensor([0.5, 1])`
+      -> `torch.tensor([0.5, 1], dtype=torch.float32, device=device)`, and sizes
+      (`torch.cuda.LongTensor(2, 3)`, `FloatTensor(8)`) -> `torch.empty(2, 3,
+      dtype=torch.int64, device=device)`, uninitialised as before. A single argument
+      that is not a literal (`FloatTensor(x)`) may be data, a size, a tensor or a NumPy
+      array: not fixed.
+    - `x.type(torch.cuda.FloatTensor)` -> `x.to(device, torch.float32)`.
+    - Not fixed: calls of `torch.cuda.*` functions (a guard around a call changes the
+      control flow: review it), `torch.set_default_tensor_type(...)` (two calls replace
+      it), a type chosen by an expression.
 
     ## How to silence it
     - One line: `torch.cuda.synchronize()  # noqa: TDV103`.
@@ -530,7 +539,8 @@ class CudaOnlyApi(Rule):
             name = self._legacy_type(node)
             self.report(node, f"torch.cuda.{name} only exists with CUDA; use "
                               f"torch.tensor(data, dtype={LEGACY_CUDA_TYPES[name]}, device=device) "
-                              f"(or torch.empty(size, ...)) with a device chosen at run time")
+                              f"(or torch.empty(size, ...)) with a device chosen at run time",
+                        fix=self._constructor_fix(parent, name))
         elif isinstance(parent, cst.Arg) and isinstance(self.ctx.parent(2), cst.Call):
             call = self.ctx.parent(2)
             if self._sets_tensor_type(call) and parent.value is node:
@@ -541,6 +551,41 @@ class CudaOnlyApi(Rule):
                               f"pick the dtype and a run-time device: torch.tensor(data, "
                               f"dtype={LEGACY_CUDA_TYPES[name]}, device=device)")
 
+    def _dtype(self, name: str) -> Optional[str]:
+        """The dtype of a legacy type, written with the file's name for torch."""
+        torch = self.ctx.name_for("torch")
+        return None if torch is None else torch + LEGACY_CUDA_TYPES[name][len("torch"):]
+
+    def _constructor_fix(self, call: cst.Call, name: str) -> Optional[Fix]:
+        """`torch.cuda.FloatTensor([1, 2])` -> `torch.tensor([1, 2], dtype=torch.float32,
+        device=device)`; sizes (`FloatTensor(2, 3)`, `FloatTensor(4)`, `FloatTensor()`) ->
+        `torch.empty(...)`, uninitialised as before. A single argument that is not a
+        literal may be data or a size (or a tensor, a NumPy array): no fix."""
+        dtype, found = self._dtype(name), self.device_for_fix(call)
+        if dtype is None or found is None or any(arg.keyword is not None or arg.star for arg in call.args):
+            return None
+        args = positional_args(call)
+        if len(args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple, cst.ListComp)):
+            factory = "tensor"
+        elif len(args) != 1 or isinstance(args[0].value, cst.Integer):
+            factory = "empty"
+        else:
+            return None
+        torch = self.ctx.name_for("torch")
+        new = call.with_changes(func=cst.parse_expression(f"{torch}.{factory}"),
+                                args=call.args if args else [cst.Arg(cst.Integer("0"))])
+        new = with_keyword(with_keyword(new, "dtype", dtype), "device", found[0])
+        return Fix().replace(call, new).needs_added_device(found[1])
+
+    def _type_fix(self, call: cst.Call, name: str) -> Optional[Fix]:
+        """`x.type(torch.cuda.FloatTensor)` -> `x.to(device, torch.float32)`."""
+        dtype, found = self._dtype(name), self.device_for_fix(call)
+        if dtype is None or found is None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+            return None
+        typed = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")),  # type: ignore[attr-defined]
+                                  args=[call.args[0].with_changes(value=cst.parse_expression(dtype))])
+        return Fix().replace(call, typed.with_changes(args=with_first_argument(typed, found[0])))
+
     def _report_type_use(self, argument: cst.BaseExpression, call: cst.Call) -> None:
         name = self._legacy_type(argument)
         if name is None:
@@ -548,7 +593,7 @@ class CudaOnlyApi(Rule):
         dtype = LEGACY_CUDA_TYPES[name]
         if method_call(call, "type") is not None:
             self.report(argument, f".type(torch.cuda.{name}) needs CUDA; use .to(device, {dtype}) "
-                                  f"with a device chosen at run time")
+                                  f"with a device chosen at run time", fix=self._type_fix(call, name))
         else:
             self.report(argument, f"torch.set_default_tensor_type(torch.cuda.{name}) needs CUDA; use "
                                   f"torch.set_default_dtype({dtype}) and torch.set_default_device(device)")
