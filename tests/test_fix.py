@@ -715,21 +715,41 @@ def test_201_mask_and_comparison_partners_and_a_device_parameter():
         """)
 
 
+def test_201_meeting_a_local_in_a_loss_gets_the_first_input_s_device():
+    """In forward or a loss the inputs are on the model's device; `noisy` is not yet
+    bound where the noise is drawn, `x0` is."""
+    assert fixed("""\
+        import torch
+        import torch.nn.functional as F
+
+        def diffusion_loss(model, x0, steps):
+            noise = torch.randn(x0.shape)
+            noisy = x0 * 0.9 + noise * 0.1
+            return F.mse_loss(model(noisy), noise)
+        """) == same("""\
+        import torch
+        import torch.nn.functional as F
+
+        def diffusion_loss(model, x0, steps):
+            noise = torch.randn(x0.shape, device=x0.device)
+            noisy = x0 * 0.9 + noise * 0.1
+            return F.mse_loss(model(noisy), noise)
+        """)
+
+
 def test_201_not_fixed_when_what_it_meets_is_bound_later():
     """`h` does not exist yet where the factory stands: no fix rather than a NameError."""
     code = same("""\
         import torch
-        import torch.nn as nn
 
-        class Head(nn.Module):
-            def forward(self, x):
-                bias = torch.zeros(4)
-                h = self.proj(x).to(self.device)
-                return h + bias
+        def add_bias(x: torch.Tensor):
+            bias = torch.zeros(4)
+            h = x.to(target)
+            return h + bias
         """)
     result = fix_source(code, "t.py")
     assert result.text == code
-    assert [(f.code, f.line, f.fixable) for f in result.remaining_findings] == [("TDV201", 6, False)]
+    assert [(f.code, f.line, f.fixable) for f in result.remaining_findings] == [("TDV201", 4, False)]
 
 
 # ---------------------------------------------------------------- TDV501

@@ -174,9 +174,11 @@ class FactoryWithoutDevice(Rule):
     ## Fix
     `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
     meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else
-    `device=<device>` when the function has a device parameter. Nothing else is
-    certain to exist where the factory stands (a local tensor may be computed after
-    it, a moved argument is not on the device yet), so otherwise there is no fix.
+    `device=<device>` when the function has a device parameter, else in `forward` or a
+    loss the first tensor parameter's device (the input is on the model's device).
+    Nothing else is certain to exist where the factory stands (a local tensor may be
+    computed after it, a moved argument is not on the device yet), so otherwise there
+    is no fix.
 
     ## How to silence it
     - One line: `mask = torch.ones(n)  # noqa: TDV201`.
@@ -579,14 +581,18 @@ class FactoryWithoutDevice(Rule):
 
     def _device_for_fix(self, partner: Optional[cst.CSTNode]) -> Optional[str]:
         """`x.device` of the tensor parameter the new tensor meets, else a device
-        parameter: both exist wherever the factory stands in the function (a local
-        may be bound after it). None when neither is known."""
+        parameter, else in forward or a loss the first tensor parameter's device (the
+        input, which is on the model's device): parameters exist wherever the factory
+        stands in the function, a local may be bound after it. None when none is known."""
         frame = self._frame
         tensor = self._tensor_parameter_in(partner) if partner is not None else None
         if tensor is not None:
             return f"{tensor}.device"
         devices = [p for p in frame.params if is_device_name(p)]
-        return devices[0] if devices else None
+        if devices:
+            return devices[0]
+        inputs = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
+        return f"{inputs[0]}.device" if frame.strict and inputs else None
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
