@@ -24,8 +24,9 @@ import ast
 import io
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
+from .analysis.syntax import ast_definitions
 from .rules import ALL_RULES, DEFAULT_CODES
 
 if TYPE_CHECKING:
@@ -133,8 +134,8 @@ class _FunctionTriggers:
         return (self.call_words is not None and self.call_words.search(text) is not None
                 and self._has_call(node))
 
-    def keeps_class(self, node: ast.ClassDef) -> bool:
-        return any(rule.keeps_class(node, self.aliases) for rule in self.class_rules)
+    def keeps_class(self, node: ast.ClassDef, text_of: Callable[[ast.AST], str]) -> bool:
+        return any(rule.keeps_class(node, self.aliases, text_of) for rule in self.class_rules)
 
     def _has_call(self, node: ast.AST) -> bool:
         for sub in ast.walk(node):
@@ -157,7 +158,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     """
     sparse = list(lines)
     kept_any = False
-    whole = _whole_classes(tree, triggers)
+    whole = _whole_classes(tree, triggers, lambda node: "".join(lines[_first_line(node):node.end_lineno]))
     holding_whole = _functions_holding(tree, whole) if whole else set()
 
     def stub(node: ast.AST, first: int, last: int) -> None:
@@ -180,7 +181,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+            first = _first_line(node)
             last = node.end_lineno or node.lineno
             if triggers.match("".join(lines[first:last]), node) or id(node) in holding_whole:
                 kept_any = kept_here = True
@@ -202,29 +203,30 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     return "".join(sparse)
 
 
+def _first_line(node: ast.AST) -> int:
+    """0-based index of a definition's first line (its first decorator's)."""
+    return (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1  # type: ignore[attr-defined]
+
+
 def _functions_holding(tree: ast.Module, classes: set) -> set:
-    """ids of the functions that contain one of `classes` (one walk of the tree)."""
+    """ids of the functions that contain one of `classes`."""
     found: set = set()
-
-    def visit(node: ast.AST, enclosing: tuple) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef) and id(child) in classes:
-                found.update(enclosing)
-            inner = enclosing + (id(child),) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else enclosing
-            visit(child, inner)
-
-    visit(tree, ())
+    for function in ast_definitions(tree):
+        if isinstance(function, ast.ClassDef) or id(function) in found:
+            continue
+        if any(id(node) in classes for node in ast_definitions(function) if isinstance(node, ast.ClassDef)):
+            found.add(id(function))
     return found
 
 
-def _whole_classes(tree: ast.Module, triggers: _FunctionTriggers) -> set:
+def _whole_classes(tree: ast.Module, triggers: _FunctionTriggers, text_of: Callable[[ast.AST], str]) -> set:
     """ids of the classes that must be kept whole: those a class rule asks for, and
     their base classes defined in the file (what they register counts too)."""
     if not triggers.class_rules:
         return set()
-    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    classes = [node for node in ast_definitions(tree) if isinstance(node, ast.ClassDef)]
     by_name = {node.name: node for node in classes}
-    todo = [node for node in classes if triggers.keeps_class(node)]
+    todo = [node for node in classes if triggers.keeps_class(node, text_of)]
     whole = set()
     while todo:
         node = todo.pop()

@@ -171,10 +171,11 @@ class Rule:
     # only select candidates and this test on the tree decides (cheaper than parsing).
     matches_function: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
     # For rules that judge a whole class (what one method assigns, another reads): a
-    # function `(ast.ClassDef, import aliases of trigger names) -> bool` saying the class
+    # function `(ast.ClassDef, import aliases of trigger names, source text of a node) -> bool`
+    # saying the class
     # may hold a finding. The fast path keeps such a class whole (with its base classes
     # in the file); the rule's `triggers` only decide whether the file is parsed at all.
-    keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str]], bool]]] = None
+    keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str], Callable[[ast.AST], str]], bool]]] = None
     # Examples, also run as tests: code without findings, and code whose lines marked
     # `# expect: CODE` carry exactly those findings.
     VALID: ClassVar[List[str]] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -24,6 +24,7 @@ from ..analysis import (
     parameter_names,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
+from ..analysis.syntax import ast_definitions
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, is_dtype
 from .base import CallTrigger, Fix, Rule
 
@@ -780,21 +781,27 @@ class UnregisteredTensorAttribute(Rule):
     ]
 
     @staticmethod
-    def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset()) -> bool:
+    def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset(),
+                    text_of: Callable[[ast.AST], str] = ast.unparse) -> bool:
         """Fast path: can this class hold a finding? A method assigns `self.<name>` a value
         made (maybe through locals) from a tensor factory without `device=` that is not
         handed straight to `nn.Parameter(...)`/`register_buffer(...)` (timm's
         `nn.Parameter(torch.zeros(...))`) nor only iterated (`[x.item() for x in
         torch.linspace(...)]`); or `forward` builds a cache once (`if self.mask is None:
-        self.mask = ...`). A superset of what the rule reports: fast == full."""
+        self.mask = ...`). A superset of what the rule reports: fast == full.
+
+        `text_of(node)` is a definition's source text: a method whose text names no
+        factory (nor `is`, `hasattr`, `getattr` for a cache) is not walked."""
         for method in node.body:
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name in ("forward", "__call__") \
-                    and _builds_cache_once(method):
+                    and _CACHE_WORDS.search(text_of(method)) and _builds_cache_once(method):
                 return True
-        for function in ast.walk(node):
-            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and _assigns_new_tensor(function, aliases):
-                return True
-        return False
+        factory_words = _class_trigger_words(aliases)
+        if not factory_words.search(text_of(node)):
+            return False
+        return any(isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and factory_words.search(text_of(function)) and _assigns_new_tensor(function, aliases)
+                   for function in ast_definitions(node))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         info = self.ctx.current_class
@@ -865,6 +872,18 @@ class UnregisteredTensorAttribute(Rule):
 # Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
 _CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
+# Words without which a method's text cannot hold what `keeps_class` looks for: a
+# callee's name is in the text, and so is `is` or `(has|get)attr` in a cache's test.
+_CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
+_FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
+
+
+def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
+    pattern = _FACTORY_WORDS.get(aliases)
+    if pattern is None:
+        names = sorted(_CLASS_TRIGGER_CALLS | aliases)
+        pattern = _FACTORY_WORDS[aliases] = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+    return pattern
 
 
 def _builds_cache_once(function: ast.AST) -> bool:
