@@ -29,6 +29,11 @@ from .scopes import Scope
 from .syntax import dotted_name
 
 
+# The only attributes (children) of a node whose visit can enter a guard or a body.
+_GUARDING_ATTRIBUTES = frozenset({"body", "elt", "key", "value", "right", "orelse"})
+_NO_EFFECT = (False, False)
+
+
 @dataclass
 class _Block:
     """An indented block (or the module) and the guards its own statements opened."""
@@ -258,6 +263,9 @@ class Analyzer(cst.CSTVisitor):
         self.guard_depth -= block.exit_guards + block.mark_guards
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in _GUARDING_ATTRIBUTES:  # most of them (whitespace, names, ...): called for every node
+            self._attribute_effects.append(_NO_EFFECT)
+            return
         guard = cpu_only = False
         kind = type(node).__name__
         guards = self.guards
@@ -299,8 +307,8 @@ class Analyzer(cst.CSTVisitor):
         guard, cpu_only = self._attribute_effects.pop()
         self.guard_depth -= guard
         self.cpu_only_depth -= cpu_only
-        kind = type(original_node).__name__
         if attribute == "body":
+            kind = type(original_node).__name__
             if kind == "IndentedBlock":
                 self._close_block()
             elif kind in ("FunctionDef", "ClassDef", "Lambda"):

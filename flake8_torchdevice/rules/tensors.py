@@ -872,8 +872,10 @@ class UnregisteredTensorAttribute(Rule):
 # Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
 _CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
-# Words without which a method's text cannot hold what `keeps_class` looks for: a
-# callee's name is in the text, and so is `is` or `(has|get)attr` in a cache's test.
+# Text without which a method cannot hold what `keeps_class` looks for: `is` or
+# `(has|get)attr` in a cache's test; a callee's name followed by its call's `(` (after
+# spaces, closing parentheses, or maybe a comment or a `\` line break), so the
+# `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
@@ -882,7 +884,8 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
     pattern = _FACTORY_WORDS.get(aliases)
     if pattern is None:
         names = sorted(_CLASS_TRIGGER_CALLS | aliases)
-        pattern = _FACTORY_WORDS[aliases] = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+        pattern = _FACTORY_WORDS[aliases] = re.compile(
+            r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])")
     return pattern
 
 
