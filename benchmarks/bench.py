@@ -137,7 +137,8 @@ def measure(command: list, output: str) -> dict:
 
 def tdv_lines(path: str) -> list:
     with open(path) as lines:
-        return [line.rstrip("\n") for line in lines if ": TDV" in line]
+        # `check` marks fixable findings `[*]`; flake8 does not
+        return [line.rstrip("\n").replace(" [*] ", " ") for line in lines if ": TDV" in line]
 
 
 def main(argv: list | None = None) -> int:
