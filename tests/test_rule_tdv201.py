@@ -201,3 +201,21 @@ HELPERS_NOT_REPORTED = {
 @pytest.mark.parametrize("code", HELPERS_NOT_REPORTED.values(), ids=list(HELPERS_NOT_REPORTED))
 def test_helpers_not_reported(code):
     assert tdv201(code) == []
+
+
+def test_host_side_work_on_values_moved_to_the_cpu():
+    """`usable.cpu()` is on the CPU: new CPU tensors mixed with it are host-side work on
+    purpose (a polynomial's companion matrix solved on the host)."""
+    code = (
+        "import torch\n\n\n"
+        "def roots(basis: torch.Tensor, device):\n"
+        "    cs = polynomial(basis.to(device))\n"
+        "    usable = torch.isfinite(cs).all(1) & (cs[:, -1] != 0)\n"
+        "    companion = torch.zeros(3, 10, 10, dtype=torch.float64)\n"
+        "    host_usable = usable.cpu() & torch.isfinite(companion).flatten(1).all(1)\n"
+        "    companion = torch.where(host_usable[:, None, None], companion, torch.eye(10, dtype=torch.float64))\n"
+        "    return torch.linalg.eigvals(companion)\n"
+    )
+    assert tdv201(code) == []
+    # the same mix with the device tensor itself is the bug
+    assert tdv201(code.replace("usable.cpu()", "usable")) == [(7, 16, "TDV201"), (9, 67, "TDV201")]

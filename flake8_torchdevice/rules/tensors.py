@@ -20,6 +20,7 @@ from ..analysis import (
     last_identifier,
     method_call,
     move_target,
+    moves_to_cpu,
     number_value,
     parameter_names,
 )
@@ -499,6 +500,8 @@ class FactoryWithoutDevice(Rule):
     def _is_device_tensor(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
         `torch.zeros(n, device=device)`, or a local name bound to one."""
+        if moves_to_cpu(node):
+            return False  # `mask.cpu()`: host-side work on purpose
         if isinstance(node, (cst.Name, cst.Attribute)):
             return dotted_name(node) in self._frame.device_tensors
         if is_device_move(node):
