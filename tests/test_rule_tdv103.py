@@ -141,3 +141,18 @@ def test_messages_name_the_api_and_the_remedy():
     assert "dtype=torch.int64, device=device" in messages[1]
     assert ".to(device, torch.float16)" in messages[2]
     assert "pin_memory=torch.cuda.is_available()" in messages[3]
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("from torch.cuda import device\nx = device(0)\n", [(2, 4, "TDV103")]),
+    ("from torch.cuda import device as d\nd(1)\n", [(2, 0, "TDV103")]),
+    ("from torch.cuda import device\nwith device(0):\n    pass\n", [(2, 5, "TDV103")]),
+])
+def test_imported_cuda_device_name_is_reported_by_fast_path_too(code, expected):
+    # lint() also asserts the fast path (no full parse) finds the same as a full parse
+    assert lint(code, enabled=ONLY) == expected
+
+
+def test_parenthesised_import_of_cuda_device_is_reported():
+    code = "from torch.cuda import (\n    synchronize as s,\n    device,\n)\ndevice(0)\n"
+    assert lint(code, enabled=ONLY) == [(5, 0, "TDV103")]

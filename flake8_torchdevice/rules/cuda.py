@@ -473,6 +473,8 @@ class CudaOnlyApi(Rule):
                 r"get_device_capability|mem_get_info|reset_peak_memory_stats|reset_max_memory_allocated|"
                 r"current_stream|default_stream|ipc_collect|get_rng_state|initial_seed|CUDAGraph|"
                 r"set_default_tensor_type)\b|\b(Stream|Event|init)\s*\(|cuda\.device\b|"
+                # `from torch.cuda import device` makes a bare `device(0)` the CUDA-only call
+                r"cuda\s+import\s+\(?[\w\s,]*\bdevice\b|"
                 r"\b(BFloat16|Bool|Byte|Char|Double|Float|Half|Int|Long|Short)Tensor\b|pin_memory\s*=\s*True")
 
     VALID = [
