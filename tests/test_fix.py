@@ -800,6 +800,39 @@ def test_501_literal_type_becomes_the_type_of_the_device_parameter():
         """)
 
 
+def test_501_with_add_device_uses_the_added_selection_and_check_announced_it():
+    """With --add-device the deprecated API is fixable up front, like the .cuda() next to
+    it: the fixes that add the selection and the one that uses it are counted together
+    (PyTorch's DDP amp test: check said 2 fixable, fix fixed 4)."""
+    code = textwrap.dedent("""\
+        import torch
+        from torch.cuda.amp import GradScaler
+
+        def train(model):
+            model = model.cuda()
+            scaler = GradScaler()
+            return scaler
+        """)
+    before = [f for f in lint_source(code, "t.py", Options(add_device=True))]
+    assert [(f.line, f.col, f.code, f.fixable) for f in before] == [
+        (5, 18, "TDV101", True), (6, 13, "TDV501", True)]
+    result = fix_source(code, "t.py", add_device=True)
+    assert sorted(f.code for f in result.fixed_findings) == ["TDV101", "TDV501"]
+    assert result.text == same("""\
+        import torch
+        from torch.cuda.amp import GradScaler
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        def train(model):
+            model = model.to(device)
+            scaler = torch.amp.GradScaler(torch.device(device).type)
+            return scaler
+        """)
+    # without the flag neither is offered: nothing in scope to name
+    assert not any(f.fixable for f in lint_source(code, "t.py", Options()))
+
+
 @pytest.mark.parametrize("code", [
     # positional autocast arguments mean something else in torch.autocast
     "import torch\ndevice = torch.device(name)\nwith torch.cuda.amp.autocast(True):\n    pass\n",

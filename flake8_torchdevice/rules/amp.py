@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from typing import Optional
+from typing import Optional, Tuple
 
 from ..analysis import first_argument, keyword, positional_args, string_value
 from .base import Fix, Rule, with_first_argument
@@ -82,7 +82,8 @@ class CudaAmp(Rule):
 
     ## Fix
     When a device-aware value is in scope (and the name `torch` is imported), `fix`
-    names its type, through `torch.device(...)` because the value may be a string:
+    names its type, through `torch.device(...)` because the value may be a string
+    (with `--add-device` and none in scope, the type of the selection it adds):
     - `torch.autocast("cuda")` -> `torch.autocast(torch.device(device).type)`;
     - `torch.cuda.amp.autocast(enabled=amp)` ->
       `torch.autocast(torch.device(device).type, enabled=amp)` (only with keyword
@@ -149,22 +150,27 @@ class CudaAmp(Rule):
             return None
         if deprecated.endswith("autocast") and positional_args(call):
             return None
-        device_type = self._device_type(call)
-        if device_type is None:
+        found = self._device_type(call)
+        if found is None:
             return None
+        device_type, added = found
         torch = self.ctx.name_for("torch")
         new_func = f"{torch}.autocast" if deprecated.endswith("autocast") else f"{torch}.amp.GradScaler"
         return Fix().replace(call, call.with_changes(func=cst.parse_expression(new_func),
-                                                     args=with_first_argument(call, device_type)))
+                                                     args=with_first_argument(call, device_type))
+                             ).needs_added_device(added)
 
-    def _device_type(self, node: cst.CSTNode) -> Optional[str]:
-        """The device type of the device-aware value in scope, as text: the value may be
-        a string (`device = "cuda" if ... else "cpu"`), so it goes through torch.device."""
-        device = self.ctx.device_in_scope(node)
+    def _device_type(self, node: cst.CSTNode) -> Optional[Tuple[str, bool]]:
+        """The device type of the device-aware value in scope (or of the selection
+        `fix --add-device` adds), as text, and whether it is the added one. The value
+        may be a string (`device = "cuda" if ... else "cpu"`), so it goes through
+        torch.device."""
+        found = self.device_for_fix(node)
         torch = self.ctx.name_for("torch")
-        if device is None or torch is None:
+        if found is None or torch is None:
             return None
-        return f"{torch}.device({device}).type"
+        device, added = found
+        return f"{torch}.device({device}).type", added
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.guarded:
@@ -182,4 +188,4 @@ class CudaAmp(Rule):
             chosen = self._device_type(node)
             self.report(device_type, f'{api}("cuda") is off on every other device; '
                                      f"use {api}(device.type) with the device the model runs on",
-                        fix=Fix().replace(device_type, chosen) if chosen else None)
+                        fix=Fix().replace(device_type, chosen[0]).needs_added_device(chosen[1]) if chosen else None)
