@@ -85,6 +85,16 @@ REPORTED = {
     "DataParallel moved to the cpu later": (
         "import torch.nn as nn\ndef f(model):\n    net = nn.DataParallel(model)\n    net.to('cpu')\n"
         "    return net\n", [(3, 10)]),
+    # A class of the file that moves nothing while it is built is still on the CPU.
+    "class of the file that moves nothing": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2).float()\n"
+        "model = Net()\nddp = DDP(model, device_ids=[rank])\n", [(8, 6)]),
+    "class of the file that moves itself to the cpu": (
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n        self.to('cpu')\n"
+        "model = nn.DataParallel(Net())\n", [(7, 8)]),
     "try/except is no guard": (
         "import torch.nn as nn\ntry:\n    model = Net()\n    model = nn.DataParallel(model)\nexcept RuntimeError:\n"
         "    pass\n", [(4, 12)]),
@@ -144,6 +154,23 @@ NOT_REPORTED = {
     "DataParallel when CUDA is absent": (
         "import torch\nimport torch.nn as nn\nmodel = Net()\nif not torch.cuda.is_available():\n"
         "    model = nn.DataParallel(model)\n"),
+    # PyTorch's DDP tests: a model whose constructor puts its layers on the rank's GPU.
+    "class of the file moves its layers while built (local class)": (
+        "import torch\nimport torch.nn as nn\ndef test(rank):\n    class Net(nn.Module):\n"
+        "        def __init__(self, rank):\n            super().__init__()\n"
+        "            self.fc = nn.Linear(10, 10).cuda(rank)\n"
+        "    model = Net(rank)\n"
+        "    return torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n"),
+    "class of the file moves itself in a helper __init__ calls": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "class Net(nn.Module):\n    def __init__(self, device):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n        self._place(device)\n"
+        "    def _place(self, device):\n        self.to(device)\n"
+        "def main(rank):\n    return DDP(Net(rank), device_ids=[rank])\n"),
+    "subclass of a class of the file that moves itself": (
+        "import torch.nn as nn\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2).to(DEVICE)\nclass Net(Base):\n    pass\n"
+        "model = nn.DataParallel(Net())\n"),
     "not torch's DataParallel": "DataParallel = lambda m: m\nmodel = Net()\nmodel = DataParallel(model)\n",
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
 }

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .syntax import dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, string_value
+from .devices import is_device_move, moves_to_cpu
+from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, method_call,
+                     string_value)
 
 if TYPE_CHECKING:
     from .walker import Analyzer
@@ -94,6 +96,9 @@ class ClassInfo:
     references: Dict[str, Set[str]] = field(default_factory=dict)
     # attribute -> (method, moved) for every read of self.<attribute>
     reads: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict)
+    # methods that move the module or a part of it to a device: `self.to(device)`,
+    # `self.fc = nn.Linear(2, 2).cuda(rank)`
+    device_moves: Set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -131,6 +136,11 @@ class ClassInfo:
         """Does `method` run while the module is built (as far as the walk has seen)?"""
         return method == "__init__" or INIT_TIME_NAME_RE.search(method) is not None \
             or method in self.init_time_methods()
+
+    def moves_itself_when_built(self) -> bool:
+        """Does construction put (part of) the module on a device? Then an instance is
+        not known to be on the CPU."""
+        return any(info.device_moves & info.init_time_methods() for info in self.lineage())
 
     def moves_its_tensors(self) -> bool:
         """It overrides `_apply`/`to`/`cuda`: plain tensor attributes move with it."""
@@ -233,7 +243,13 @@ class ClassFacts:
     def visit_Call(self, node: cst.Call) -> None:
         method = self._method
         func = node.func
-        if method is None or not isinstance(func, cst.Attribute) or self._self_attribute(func) is None:
+        if method is None or not isinstance(func, cst.Attribute):
+            return
+        if (isinstance(func.value, cst.Name) and func.value.value == method[2] and is_device_move(node)
+                and not moves_to_cpu(node)):
+            method[0].device_moves.add(method[1])  # self.to(device), self.cuda(rank)
+            return
+        if self._self_attribute(func) is None:
             return
         registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters}.get(
             func.attr.value)
@@ -283,6 +299,8 @@ class ClassFacts:
             return
         if isinstance(value, cst.Call) and last_identifier(value.func) in REGISTERING_CONSTRUCTORS:
             (info.parameters if "Parameter" in (last_identifier(value.func) or "") else info.buffers).add(name)
+        if _moved_to_a_device(value):
+            info.device_moves.add(method[1])
         kinds = self.ctx.kinds
         info.assignments.append(AttributeAssignment(name, method[1], target, value,  # type: ignore[arg-type]
                                                     kinds.is_fixed_tensor(value), kinds.kind_of(value),
@@ -304,6 +322,17 @@ class ClassFacts:
                         or re.search(rf"(hasattr|getattr)\(\s*{re.escape(self_name)}\s*,\s*['\"]{name}['\"]",
                                      test) is not None)
         return False
+
+
+def _moved_to_a_device(value: cst.BaseExpression) -> bool:
+    """`nn.Linear(2, 2).cuda(rank)`, `Net().to(device).eval()`: a chain with a move to a
+    device other than the CPU."""
+    node: Optional[cst.BaseExpression] = value
+    while node is not None:
+        if is_device_move(node):
+            return not moves_to_cpu(node)
+        node = method_call(node, "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_")
+    return False
 
 
 def _moves_anything(node: cst.CSTNode) -> bool:

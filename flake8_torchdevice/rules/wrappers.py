@@ -84,6 +84,9 @@ class WrapBeforeMove(Rule):
       does not move later: it may have been moved already.
     - An argument that is not a name or a class-like (capitalised) call
       (`DataParallel(build())`).
+    - A module whose class, defined earlier in the file, moves itself or its layers to
+      a device while it is built (`self.fc = nn.Linear(2, 2).cuda(rank)` or
+      `self.to(device)` in `__init__` or a method it calls).
     - Code that only runs without CUDA (the `else:` of `if torch.cuda.is_available():`),
       where `DataParallel` is a no-op.
 
@@ -110,7 +113,9 @@ class WrapBeforeMove(Rule):
                "e.g. {short}(model.to(device){extra})")
     cpu_message = ("DataParallel moved to the CPU still runs on every visible GPU and fails there; "
                    "move it to its device instead, e.g. nn.DataParallel(model).to(device)")
-    triggers = r"\b(?:DataParallel|DistributedDataParallel)\b"
+    # The moves too: a class whose `__init__` moves its layers builds modules that are
+    # not on the CPU, so that `__init__` must be kept by the fast path.
+    triggers = r"\b(?:DataParallel|DistributedDataParallel)\b|\.(?:to|cuda)\b"
 
     VALID = [
         "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
@@ -144,7 +149,7 @@ class WrapBeforeMove(Rule):
         key = dotted_name(module)
         if key is not None and key in scope.moved:
             return
-        built_here = (isinstance(module, cst.Call) and _is_constructor(module)) or (
+        built_here = (isinstance(module, cst.Call) and self._builds_on_cpu(module)) or (
             key is not None and self._built_here(key, scope))
         if not distributed:
             self._wrap_data_parallel(node, key, built_here)
@@ -186,7 +191,7 @@ class WrapBeforeMove(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # `model = Net()` builds a module on the CPU; `model = build(cfg)` may have moved it.
-        built = isinstance(node.value, cst.Call) and _is_constructor(node.value)
+        built = isinstance(node.value, cst.Call) and self._builds_on_cpu(node.value)
         constructed = self.ctx.function_scope().note("constructed", set)
         for target in node.targets:
             key = dotted_name(target.target)
@@ -196,6 +201,16 @@ class WrapBeforeMove(Rule):
                 constructed.add(key)
             else:
                 constructed.discard(key)
+
+    def _builds_on_cpu(self, call: cst.Call) -> bool:
+        """`Net(...)`: a class called by its (capitalised) name, unless the class, defined
+        earlier in this file, moves itself or its layers to a device while it is built
+        (`self.fc = nn.Linear(2, 2).cuda(rank)` in `__init__`)."""
+        constructor = _constructor(call)
+        if constructor is None:
+            return False
+        info = self.ctx.class_facts.by_name.get(last_identifier(constructor.func) or "")
+        return info is None or not info.moves_itself_when_built()
 
     def _built_here(self, key: str, scope: Scope) -> bool:
         """Was `key` constructed in this scope, on the CPU (not handed in, where the
@@ -244,14 +259,14 @@ class _Wait:
     fix: Optional[Fix] = None
 
 
-def _is_constructor(call: cst.Call) -> bool:
-    """`Net(...)`, `nn.Sequential(...)`, `Net().float()`: a class called by its
-    (capitalised) name, maybe followed by casts that do not move it."""
+def _constructor(call: cst.Call) -> Optional[cst.Call]:
+    """In `Net(...)`, `nn.Sequential(...)`, `Net().float()` (a class called by its
+    capitalised name, maybe followed by casts that do not move it): the class call."""
     inner = method_call(call, "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_")
     if isinstance(inner, cst.Call):
-        return _is_constructor(inner)
+        return _constructor(inner)
     name = last_identifier(call.func) or ""
-    return name[:1].isupper()  # Net, MLP, nn.Sequential
+    return call if name[:1].isupper() else None  # Net, MLP, nn.Sequential
 
 
 # ---------------------------------------------------------------- the fix
