@@ -42,6 +42,10 @@ REPORTED = {
     "filled then returned": (forward("out = torch.zeros(x.shape[0], 4)\nout[:, 0] = x.sum(1)\nreturn out"),
                              [(5, 14)]),
     "used before the move": (forward("z = torch.zeros(3)\ny = x + z\nz = z.to(x.device)\nreturn y"), [(5, 12)]),
+    "rebound from its old value, then meets a device tensor": (
+        "import torch\ndef blur(image, sigma):\n    sigma = torch.tensor([sigma], device=image.device)\n"
+        "    host = sigma.cpu()\n    host = torch.tensor([host.item(), 1.0])\n"
+        "    return sigma * host\n", [(5, 11)]),
     "loss function": (
         "import torch\ndef loss_fn(pred, target):\n    weight = torch.ones(pred.shape[1])\n"
         "    return (weight * (pred - target) ** 2).mean()\n", [(3, 13)]),
@@ -188,6 +192,11 @@ HELPERS_NOT_REPORTED = {
     "0-dim scalar": "import torch\ndef scale(x: torch.Tensor):\n    return x * torch.tensor(2.0)\n",
     "moved before use": (
         "import torch\ndef pad(x: torch.Tensor):\n    z = torch.zeros(3)\n    z = z.to(x.device)\n    return x + z\n"),
+    # kornia's Gaussian blur: the statement that makes the host copy reads the old value
+    "rebound from a list of its old value, only compared with a number": (
+        "import torch\ndef blur(image, sigma):\n    sigma = torch.tensor([sigma], device=image.device)\n"
+        "    host = sigma\n    if not isinstance(host, torch.Tensor):\n        host = torch.tensor([host])\n"
+        "    return image * sigma, bool((host > 0).all())\n"),
     "accumulator of CPU values": (
         "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
         "    return total\n"),

@@ -291,6 +291,8 @@ class FactoryWithoutDevice(Rule):
         pending = self._frame.pending.get(node.value)
         if pending is None or not self._is_load(node):
             return
+        if any(outer is pending[1] for outer in self.ctx.stack):
+            return  # `t = torch.tensor([t])`: the name read in the statement binding it is the old t
         self._follow(node, pending[0])
 
     def leave_Assign(self, node: cst.Assign) -> None:
