@@ -36,7 +36,8 @@ REPORTED = {
         "def main(rank):\n    from torch.nn.parallel import DistributedDataParallel as DDP\n    model = Net()\n"
         "    return DDP(model, device_ids=[rank])\n", [(4, 11)]),
     "nn imported inside the function": (
-        "def main():\n    import torch.nn as nn\n    model = Net()\n    return nn.DataParallel(model)\n", [(4, 11)]),
+        "def main(x):\n    import torch.nn as nn\n    model = Net()\n    net = nn.DataParallel(model)\n"
+        "    return net(x)\n", [(4, 10)]),
     "module= keyword": ("import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(module=model)\n", [(3, 8)]),
     "device_ids given": (
         "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model, device_ids=[0, 1])\n", [(3, 8)]),
@@ -56,8 +57,8 @@ REPORTED = {
         "import torch.nn as nn\nmodel = Net()\nwrapped = [nn.DataParallel(model) for _ in range(2)]\n", [(3, 11)]),
     "lambda": ("import torch.nn as nn\nmodel = Net()\nf = lambda: nn.DataParallel(model)\n", [(3, 12)]),
     "moved in another function": (
-        "import torch.nn as nn\ndef f():\n    model = Net()\n    model.to(device)\ndef g():\n    model = Net()\n"
-        "    return nn.DataParallel(model)\n", [(7, 11)]),
+        "import torch.nn as nn\ndef f():\n    model = Net()\n    model.to(device)\ndef g(x):\n    model = Net()\n"
+        "    net = nn.DataParallel(model)\n    return net(x)\n", [(7, 10)]),
     # DistributedDataParallel settles devices when it is built: a later move is too late.
     "DDP, module moved after the wrap": (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
@@ -95,6 +96,13 @@ REPORTED = {
         "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = nn.Linear(2, 2)\n        self.to('cpu')\n"
         "model = nn.DataParallel(Net())\n", [(7, 8)]),
+    "DataParallel used for a forward only": (
+        "import torch.nn as nn\ndef evaluate(x):\n    net = nn.DataParallel(Net())\n    return net(x).argmax(1)\n",
+        [(3, 10)]),
+    "DDP of self.model built in __init__": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nclass Loop:\n"
+        "    def __init__(self, rank):\n        self.model = Net()\n"
+        "        self.ddp = DDP(self.model, device_ids=[rank])\n", [(5, 19)]),
     "try/except is no guard": (
         "import torch.nn as nn\ntry:\n    model = Net()\n    model = nn.DataParallel(model)\nexcept RuntimeError:\n"
         "    pass\n", [(4, 12)]),
@@ -171,6 +179,20 @@ NOT_REPORTED = {
         "import torch.nn as nn\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = nn.Linear(2, 2).to(DEVICE)\nclass Net(Base):\n    pass\n"
         "model = nn.DataParallel(Net())\n"),
+    # A wrapper handed out may be moved by whoever gets it (stargan-v2's build_model).
+    "DataParallel returned": "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\n",
+    "DataParallel returned by name": (
+        "import torch.nn as nn\ndef make():\n    net = nn.DataParallel(Net())\n    return net\n"),
+    "DataParallel returned in a dict": (
+        "import torch.nn as nn\ndef make():\n    g = nn.DataParallel(Net())\n    d = nn.DataParallel(Net())\n"
+        "    return {'g': g, 'd': d}\n"),
+    "DataParallel passed to a helper": (
+        "import torch.nn as nn\ndef main(loader):\n    net = nn.DataParallel(Net())\n    train(net, loader)\n"),
+    # guided-diffusion's TrainLoop: the caller's model, stored on self, then wrapped.
+    "DDP of self.model bound from a parameter in __init__": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nclass Loop:\n"
+        "    def __init__(self, model, rank):\n        self.model = model\n"
+        "        self.ddp = DDP(self.model, device_ids=[rank])\n"),
     "not torch's DataParallel": "DataParallel = lambda m: m\nmodel = Net()\nmodel = DataParallel(model)\n",
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
 }

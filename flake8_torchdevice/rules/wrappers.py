@@ -80,8 +80,11 @@ class WrapBeforeMove(Rule):
     - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
       module is moved after the wrap: a CPU module there is plain CPU training.
     - A module handed in from outside (a parameter, `self.model` outside
-      `__init__`) or returned by a helper (`model = build(cfg)`) that this scope
-      does not move later: it may have been moved already.
+      `__init__` or bound from a parameter in it) or returned by a helper
+      (`model = build(cfg)`) that this scope does not move later: it may have been
+      moved already.
+    - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
+      put in a list or dict): whoever gets it may move it before its first forward.
     - An argument that is not a name or a class-like (capitalised) call
       (`DataParallel(build())`).
     - A module whose class, defined earlier in the file, moves itself or its layers to
@@ -182,25 +185,41 @@ class WrapBeforeMove(Rule):
                 break
             depth += 2
         wrapper = None
-        statement = self.ctx.parent()
+        statement = self.ctx.parent(depth)
+        if _hands_out(statement):
+            return  # `return nn.DataParallel(Net())`: whoever gets it may move it
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             wrapper = dotted_name(statement.targets[0].target)
         self.ctx.function_scope().note("wraps waiting", list).append(
             _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
                   built_here=built_here))
 
+    def visit_Name(self, node: cst.Name) -> None:
+        # A DataParallel wrapper handed out (`return net`, `train(net)`, `{"g": net}`)
+        # may be moved by whoever gets it.
+        waiting = self.ctx.function_scope().notes.get("wraps waiting")
+        if not waiting or not _hands_out(self.ctx.parent()):
+            return
+        for wait in [w for w in waiting if not w.report_on_move and w.wrapper == node.value]:
+            if all(outer is not wait.node for outer in self.ctx.stack):  # not `m = DP(m)` itself
+                waiting.remove(wait)
+
     def leave_Assign(self, node: cst.Assign) -> None:
-        # `model = Net()` builds a module on the CPU; `model = build(cfg)` may have moved it.
+        # `model = Net()` builds a module on the CPU; `model = build(cfg)` or
+        # `self.model = model` may have been moved already.
         built = isinstance(node.value, cst.Call) and self._builds_on_cpu(node.value)
-        constructed = self.ctx.function_scope().note("constructed", set)
+        scope = self.ctx.function_scope()
+        constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
         for target in node.targets:
             key = dotted_name(target.target)
             if key is None:
                 continue
             if built:
                 constructed.add(key)
+                handed_in.discard(key)
             else:
                 constructed.discard(key)
+                handed_in.add(key)
 
     def _builds_on_cpu(self, call: cst.Call) -> bool:
         """`Net(...)`: a class called by its (capitalised) name, unless the class, defined
@@ -217,6 +236,8 @@ class WrapBeforeMove(Rule):
         caller may have moved it, nor returned by a helper that may move it)?"""
         if key in scope.note("constructed", set):
             return True
+        if key in scope.note("handed in", set):
+            return False  # `self.model = model`: the caller's module, maybe moved
         function = self.ctx.current_function
         return key.startswith("self.") and function is not None and function.name.value == "__init__"
 
@@ -257,6 +278,12 @@ class _Wait:
     report_on_move: bool  # DDP: a later move of the module proves the wrap came too early
     built_here: bool = False  # DataParallel: report at the end of the scope if nothing moved
     fix: Optional[Fix] = None
+
+
+def _hands_out(parent: Optional[cst.CSTNode]) -> bool:
+    """Is a value whose parent is `parent` handed out of the scope: returned, yielded,
+    passed to a call or put in a container?"""
+    return isinstance(parent, (cst.Return, cst.Yield, cst.Arg, cst.Element, cst.DictElement))
 
 
 def _constructor(call: cst.Call) -> Optional[cst.Call]:
