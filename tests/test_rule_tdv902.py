@@ -20,6 +20,12 @@ REPORTED = {
     "cuda:0": ("import torch as th\nd = th.device('cuda:0' if th.cuda.is_available() else 'cpu')\n", [(2, 14)]),
     "negated": ("import torch\nd = 'cpu' if not torch.cuda.is_available() else 'cuda'\n", [(2, 4)]),
     "device_count": ("import torch\nd = 'cuda' if torch.cuda.device_count() > 0 else 'cpu'\n", [(2, 4)]),
+    "device objects (ddim, score_sde)": (
+        "import torch\ndevice = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')\n",
+        [(2, 9)]),
+    "device objects, negated": (
+        "import torch as th\nd = th.device('cpu') if not th.cuda.is_available() else th.device('cuda:0')\n",
+        [(2, 4)]),
     "in a function": ("import torch\ndef get_device():\n    return 'cuda' if torch.cuda.is_available() else 'cpu'\n",
                       [(3, 11)]),
 }
@@ -36,6 +42,8 @@ NOT_REPORTED = {
     "cuda or mps": "import torch\nd = 'cuda' if torch.cuda.is_available() else 'mps'\n",
     "not a device choice": "import torch\nname = 'fast' if torch.cuda.is_available() else 'slow'\n",
     "uncalled is_available": "import torch\nd = 'cuda' if torch.cuda.is_available else 'cpu'\n",
+    "device objects, cuda or mps": (
+        "import torch\nd = torch.device('cuda') if torch.cuda.is_available() else torch.device('mps')\n"),
     "three-way selection": ("import torch\nd = 'cuda' if torch.cuda.is_available() else "
                             "('mps' if torch.backends.mps.is_available() else 'cpu')\n"),
 }

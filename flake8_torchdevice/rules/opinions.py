@@ -138,8 +138,10 @@ class CudaOnlySelection(Rule):
     ## What it does
     Reports the selection idiom that picks CUDA when it is there and the CPU
     otherwise: `"cuda" if torch.cuda.is_available() else "cpu"` (also `"cuda:0"`,
-    `torch.cuda.device_count() > 0`, inside `torch.device(...)`, or the negated form
-    `"cpu" if not torch.cuda.is_available() else "cuda"`).
+    `torch.cuda.device_count() > 0`, inside `torch.device(...)`, written with device
+    objects as `torch.device("cuda") if torch.cuda.is_available() else
+    torch.device("cpu")`, or the negated form `"cpu" if not torch.cuda.is_available()
+    else "cuda"`).
 
     ## Why is this bad
     Nothing fails: the code runs on the CPU where there is no CUDA. But on Apple
@@ -208,8 +210,16 @@ class CudaOnlySelection(Rule):
         if polarity == 0:
             return
         cuda_arm, other_arm = (node.body, node.orelse) if polarity > 0 else (node.orelse, node.body)
+        cuda_arm, other_arm = self._device_name(cuda_arm), self._device_name(other_arm)
         if is_cuda_literal(cuda_arm) and (string_value(other_arm) or "").strip() == "cpu":
             self.report(node)
+
+    def _device_name(self, arm: cst.BaseExpression) -> cst.BaseExpression:
+        """`torch.device("cuda")` -> `"cuda"`: the selection written with device objects."""
+        if isinstance(arm, cst.Call) and self.ctx.resolve(arm.func) == "torch.device" and arm.args \
+                and arm.args[0].keyword is None:
+            return arm.args[0].value
+        return arm
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
