@@ -238,8 +238,9 @@ def _whole_classes(tree: ast.Module, triggers: _FunctionTriggers, text_of: Calla
 
 
 # Words rules read outside their triggers in plain statements: moves (`m.to(d)`),
-# device values (`d = x.device`), and `torch.save` before a load.
-_READ_OUTSIDE_TRIGGERS = re.compile(r"\.to\b|device|save")
+# device values (`d = x.device`), `torch.save` before a load, and the URLs of
+# PyTorch's published weights (`model_urls = {...}`, loaded without map_location).
+_READ_OUTSIDE_TRIGGERS = re.compile(r"\.to\b|device|save|download\.pytorch\.org")
 _DATA_MIN_LINES = 10
 
 

@@ -172,6 +172,28 @@ CONFIGS = {
 }
 x = torch.load("m.pt")
 """, ["TDV201", "TDV301"]),
+    # A big module-level dict of PyTorch's weight URLs is read by TDV301: it is not stubbed.
+    "weight-urls": ("""
+import torch.utils.model_zoo as model_zoo
+
+model_urls = {
+    "r18": "https://download.pytorch.org/models/r18.pth",
+    "r34": "https://download.pytorch.org/models/r34.pth",
+    "r50": "https://download.pytorch.org/models/r50.pth",
+    "r101": "https://download.pytorch.org/models/r101.pth",
+    "r152": "https://download.pytorch.org/models/r152.pth",
+    "x50": "https://download.pytorch.org/models/x50.pth",
+    "x101": "https://download.pytorch.org/models/x101.pth",
+    "w50": "https://download.pytorch.org/models/w50.pth",
+    "w101": "https://download.pytorch.org/models/w101.pth",
+}
+OTHER = "https://example.com/m.pth"
+
+
+def resnet(arch, model):
+    model.load_state_dict(model_zoo.load_url(model_urls[arch]))
+    return model_zoo.load_url(OTHER)
+""", ["TDV301"]),
     # A factory renamed on import: only the alias appears in the function.
     "alias": ("""
 from torch import zeros as z

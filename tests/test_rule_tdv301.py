@@ -45,6 +45,15 @@ REPORTED = {
     "positional None": ("import torch\nstate = torch.load(p, None)\n", [(2, 8)]),
     "load_url positional None": ("import torch\nsd = torch.utils.model_zoo.load_url(URL, None, None)\n", [(2, 5)]),
     "comprehension over something else": ("from torch import load\nys = [load(p) for p in paths]\n", [(2, 6)]),
+    "weights from elsewhere": (
+        "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url('https://example.org/m.pth')\n",
+        [(2, 5)]),
+    "dict with one URL from elsewhere": (
+        "import torch\nurls = {'a': 'https://download.pytorch.org/models/a.pth', 'b': 'https://example.org/b.pth'}\n"
+        "sd = torch.hub.load_state_dict_from_url(urls['b'])\n", [(3, 5)]),
+    "torch.load of a name that holds a published URL": (
+        "import torch\nURL = 'https://download.pytorch.org/models/resnet18-5c106cde.pth'\nsd = torch.load(URL)\n",
+        [(3, 5)]),
     "with-as of something else": ("import torch as th\nwith th.no_grad() as g:\n    th.load(p)\n", [(3, 4)]),
 }
 
@@ -85,6 +94,18 @@ NOT_REPORTED = {
                               "        return None\n    return torch.load(p)\n"),
     "guarded by decorator": "import torch\n@requires_cuda\ndef test_a():\n    torch.load(p)\n",
     "state_dict loader method": "model.load_state_dict(state)\n",
+    # PyTorch's published weights hold CPU tensors (semseg's copy of torchvision's resnet.py)
+    "published weights, literal URL": (
+        "from torch.hub import load_state_dict_from_url\n"
+        "sd = load_state_dict_from_url('https://download.pytorch.org/models/vgg16-397923af.pth')\n"),
+    "published weights through a module-level dict": (
+        "import torch.utils.model_zoo as model_zoo\nmodel_urls = {\n"
+        "    'resnet18': 'https://download.pytorch.org/models/resnet18-5c106cde.pth',\n"
+        "    'resnet34': 'https://download.pytorch.org/models/resnet34-333f7ec4.pth',\n}\n"
+        "def resnet(arch, model):\n    model.load_state_dict(model_zoo.load_url(model_urls[arch]))\n"),
+    "published weights through a module-level name": (
+        "import torch\nURL = 'https://download.pytorch.org/models/resnet18-5c106cde.pth'\n"
+        "def f():\n    return torch.hub.load_state_dict_from_url(URL)\n"),
 }
 
 

@@ -20,6 +20,10 @@ LOADERS = {
 
 
 SAVERS = {"torch.save", "torch.serialization.save", "torch.jit.save"}
+URL_LOADERS = {"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"}
+# PyTorch's own published weights (torchvision's model zoo) hold CPU tensors: torchvision
+# itself loads them without map_location on every machine.
+CPU_WEIGHTS_URL = "https://download.pytorch.org/models/"
 
 
 def _file_key(node: cst.CSTNode) -> Optional[str]:
@@ -32,6 +36,15 @@ def _file_key(node: cst.CSTNode) -> Optional[str]:
     if name is not None and name.endswith(".name"):
         name = name[: -len(".name")]
     return name
+
+
+def _cpu_weights(value: cst.BaseExpression) -> bool:
+    """`"https://download.pytorch.org/models/resnet18-5c106cde.pth"`, or a dict whose
+    values are all such URLs."""
+    if isinstance(value, cst.Dict):
+        return bool(value.elements) and all(
+            isinstance(element, cst.DictElement) and _cpu_weights(element.value) for element in value.elements)
+    return (string_value(value) or "").startswith(CPU_WEIGHTS_URL)
 
 
 class LoadWithoutMapLocation(Rule):
@@ -75,6 +88,10 @@ class LoadWithoutMapLocation(Rule):
     - A load of the file or buffer that the same function (or module-level script)
       wrote with `torch.save` (or `module.save`) just before, named by the same
       variable or the same string: a round trip on one machine.
+    - `load_state_dict_from_url` / `load_url` of PyTorch's published weights
+      (`https://download.pytorch.org/models/...`, given literally or through a
+      module-level name or dict of such URLs, `model_urls[arch]`): they hold CPU
+      tensors.
     - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`,
       `from .utils import load`) and names rebound locally (`load = my_loader`).
     - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
@@ -112,6 +129,21 @@ class LoadWithoutMapLocation(Rule):
         "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url(URL)  # expect: TDV301\n",
     ]
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # module-level `model_urls = {"resnet18": "https://download.pytorch.org/..."}`
+        if self.ctx.scope.kind == "module" and len(node.targets) == 1 \
+                and isinstance(node.targets[0].target, cst.Name) and _cpu_weights(node.value):
+            self.ctx.scope.note("CPU weight URLs", set).add(node.targets[0].target.value)
+
+    def _is_cpu_weights_url(self, url: Optional[cst.BaseExpression]) -> bool:
+        """A literal URL of PyTorch's published weights, or a module-level name (or dict of
+        them, `model_urls[arch]`) holding only such URLs."""
+        if isinstance(url, cst.Subscript):
+            url = url.value
+        if isinstance(url, cst.Name):
+            return url.value in self.ctx.scopes[0].notes.get("CPU weight URLs", ())
+        return url is not None and _cpu_weights(url)
+
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.resolve(node.func)
         # torch.save(obj, f) / script_module.save(f): remember f for a later load.
@@ -134,9 +166,11 @@ class LoadWithoutMapLocation(Rule):
         location = keyword(node, "map_location") or (positional[index] if len(positional) > index else None)
         if location is not None and not (isinstance(location.value, cst.Name) and location.value.value == "None"):
             return  # `map_location=None` is the default: tensors go back where they were saved
-        source = first_argument(node, "f")
+        source = first_argument(node, "url" if qualified in URL_LOADERS else "f")
         if source is not None and _file_key(source) in self.ctx.function_scope().note("saved to", set):
             return  # a round trip: this function saved it, on this machine, a moment ago
+        if qualified in URL_LOADERS and self._is_cpu_weights_url(source):
+            return  # torchvision's published weights
         # The fix: the device chosen at run time when one is in scope, else the CPU.
         value = self.ctx.device_in_scope(node) or '"cpu"'
         fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
