@@ -45,6 +45,15 @@ REPORTED = {
     "positional None": ("import torch\nstate = torch.load(p, None)\n", [(2, 8)]),
     "load_url positional None": ("import torch\nsd = torch.utils.model_zoo.load_url(URL, None, None)\n", [(2, 5)]),
     "comprehension over something else": ("from torch import load\nys = [load(p) for p in paths]\n", [(2, 6)]),
+    "a file this module saves without moving to the CPU": (
+        "import os\nimport torch\ndef dump(feats, out):\n    torch.save(feats, os.path.join(out, 'feats.pth'))\n"
+        "def main(d):\n    return torch.load(os.path.join(d, 'feats.pth'))\n", [(6, 11)]),
+    "another file name than the CPU dump": (
+        "import os\nimport torch\ndef dump(feats, out):\n    torch.save(feats.cpu(), os.path.join(out, 'feats.pth'))\n"
+        "def main(d):\n    return torch.load(os.path.join(d, 'model.pth'))\n", [(6, 11)]),
+    "only an extension in common": (
+        "import torch\ndef dump(x, out, i):\n    torch.save(x.cpu(), f'{out}/{i}.pth')\n"
+        "def main(out, i):\n    return torch.load(f'{out}/{i}.pth')\n", [(5, 11)]),
     "weights from elsewhere": (
         "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url('https://example.org/m.pth')\n",
         [(2, 5)]),
@@ -94,6 +103,13 @@ NOT_REPORTED = {
                               "        return None\n    return torch.load(p)\n"),
     "guarded by decorator": "import torch\n@requires_cuda\ndef test_a():\n    torch.load(p)\n",
     "state_dict loader method": "model.load_state_dict(state)\n",
+    # dino's eval_knn: features dumped from the CPU by one function, reloaded by another
+    "a file this module dumps CPU tensors to": (
+        "import os\nimport torch\ndef main(args):\n    return torch.load(os.path.join(args.cache, 'feats.pth'))\n"
+        "def dump(feats, out):\n    torch.save(feats.cpu(), os.path.join(out, 'feats.pth'))\n"),
+    "a file this module dumps CPU tensors to, f-string paths": (
+        "import torch\ndef dump(feats, out):\n    torch.save(feats.to('cpu'), f'{out}/feats.pth')\n"
+        "def main(out):\n    return torch.load(f'{out}/feats.pth')\n"),
     # PyTorch's published weights hold CPU tensors (semseg's copy of torchvision's resnet.py)
     "published weights, literal URL": (
         "from torch.hub import load_state_dict_from_url\n"
@@ -126,3 +142,13 @@ def test_message_names_the_loader():
     [finding] = lint_source("import torch as th\nm = th.jit.load(p)\n", "t.py", Options(enabled=ONLY))
     assert finding.message.startswith("torch.jit.load() without map_location")
     assert "map_location" in finding.message
+
+
+def test_a_cpu_dump_in_a_function_without_loads_is_seen_by_the_fast_path():
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = ("import os\nimport torch\n\n\ndef main(args):\n    return torch.load(os.path.join(args.cache, 'f.pth'))\n\n\n"
+            "def dump(feats, out):\n    torch.save(feats.cpu(), os.path.join(out, 'f.pth'))\n")
+    for enabled in (ONLY, frozenset({"TDV301", "TDV101"})):
+        options = Options(enabled=enabled)
+        assert lint_source(code, "t.py", options) == lint_source(code, "t.py", options, fast=False) == []

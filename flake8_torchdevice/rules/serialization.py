@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from typing import List, Optional, Set, Tuple
+
 import libcst as cst
 
-from typing import Optional
-
-from ..analysis import dotted_name, first_argument, has_star_kwargs, keyword, method_call, positional_args, string_value
+from ..analysis import (dotted_name, first_argument, has_star_kwargs, keyword, method_call, moves_to_cpu,
+                        positional_args, string_value)
 from .base import CallTrigger, Fix, Rule
 
 # Loader -> index of its positional `map_location` parameter.
@@ -36,6 +38,26 @@ def _file_key(node: cst.CSTNode) -> Optional[str]:
     if name is not None and name.endswith(".name"):
         name = name[: -len(".name")]
     return name
+
+
+_FILE_NAME_RE = re.compile(r"(?:^|/)([\w\-]+\.\w+)$")
+
+
+def _file_name(path: cst.CSTNode) -> Optional[str]:
+    """The file name a path expression ends with: `os.path.join(d, "feats.pth")`,
+    `f"{d}/feats.pth"`, `d + "/feats.pth"` -> `feats.pth`."""
+    pieces: List[str] = []
+
+    class Strings(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            pieces.append(node.evaluated_value if isinstance(node.evaluated_value, str) else "")
+
+        def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+            pieces.append(node.value)
+
+    path.visit(Strings())
+    match = _FILE_NAME_RE.search(pieces[-1]) if pieces else None
+    return match.group(1) if match else None
 
 
 def _cpu_weights(value: cst.BaseExpression) -> bool:
@@ -88,6 +110,10 @@ class LoadWithoutMapLocation(Rule):
     - A load of the file or buffer that the same function (or module-level script)
       wrote with `torch.save` (or `module.save`) just before, named by the same
       variable or the same string: a round trip on one machine.
+    - A load of a file that the same file saves CPU tensors to, anywhere
+      (`torch.save(feats.cpu(), os.path.join(out, "feats.pth"))`), named by the same
+      file name (`torch.load(os.path.join(cache, "feats.pth"))`): a cache of CPU tensors
+      loads on any machine.
     - `load_state_dict_from_url` / `load_url` of PyTorch's published weights
       (`https://download.pytorch.org/models/...`, given literally or through a
       module-level name or dict of such URLs, `model_urls[arch]`): they hold CPU
@@ -115,8 +141,10 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     message = ("{name}() without map_location fails on a CPU-only machine when the checkpoint was saved "
                'on a GPU; pass map_location="cpu" (then .to(device)) or map_location=device')
-    triggers = r"\b(?:load|load_url|load_state_dict_from_url)\b"
-    call_trigger = CallTrigger(frozenset(name.rsplit(".", 1)[-1] for name in LOADERS), frozenset({None}))
+    # `save` too: a function that dumps CPU tensors to a file makes its loads elsewhere safe.
+    triggers = r"\b(?:load|load_url|load_state_dict_from_url|save)\b"
+    call_trigger = CallTrigger(frozenset(name.rsplit(".", 1)[-1] for name in LOADERS) | {"save"},
+                               frozenset({None}))
 
     VALID = [
         "import torch\nstate = torch.load('m.pt', map_location='cpu')\n",
@@ -128,6 +156,12 @@ class LoadWithoutMapLocation(Rule):
         "import torch\nstate = torch.load('m.pt')  # expect: TDV301\n",
         "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url(URL)  # expect: TDV301\n",
     ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # file names this module saves CPU tensors to, and the loads of named files
+        self._cpu_dumps: Set[str] = set()
+        self._loads_of_named_files: List[Tuple[cst.Call, str, Fix, str]] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # module-level `model_urls = {"resnet18": "https://download.pytorch.org/..."}`
@@ -156,6 +190,9 @@ class LoadWithoutMapLocation(Rule):
             key = _file_key(saved_to)
             if key:
                 self.ctx.function_scope().note("saved to", set).add(key)
+            name = _file_name(saved_to)
+            if name and qualified in SAVERS and moves_to_cpu(node.args[0].value):
+                self._cpu_dumps.add(name)  # torch.save(feats.cpu(), os.path.join(d, "feats.pth"))
             return
         index = LOADERS.get(qualified or "")
         if index is None or self.ctx.guarded:
@@ -175,4 +212,13 @@ class LoadWithoutMapLocation(Rule):
         value = self.ctx.device_in_scope(node) or '"cpu"'
         fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
             node, "map_location", value)
-        self.report(node, self.message.format(name=qualified), fix=fix)
+        name = _file_name(source) if source is not None else None
+        if name:  # decided at the end of the file: a function further down may dump it from the CPU
+            self._loads_of_named_files.append((node, self.message.format(name=qualified), fix, name))
+        else:
+            self.report(node, self.message.format(name=qualified), fix=fix)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for call, message, fix, name in self._loads_of_named_files:
+            if name not in self._cpu_dumps:
+                self.report(call, message, fix=fix)
