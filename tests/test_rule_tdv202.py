@@ -67,6 +67,8 @@ REPORTED = {
     "hidden state reset in a method": (
         module("self.h = None", "return x + self.h",
                extra="def reset(self, batch):\n    self.h = torch.zeros(batch, 8)"), [(11, 8)]),
+    "a list of distinct tensors": (module("self.t = [torch.ones(n), torch.zeros(n)]", "return x + self.t[0]"),
+                                   [(7, 8)]),
     "a guard changes nothing": (
         module("if torch.cuda.is_available():\n    self.t = torch.ones(n)"), [(8, 12)]),
 }
@@ -102,6 +104,9 @@ NOT_REPORTED = {
         "self.t = [torch.zeros(1)] * n",
         "for i in range(3):\n    if self.t[i].shape != x.shape:\n        self.t[i] = make_grid(x)\n"
         "return x + self.t[0]"),
+    # MONAI's DynUNet: the slots are filled by sub-modules' forward, in another class
+    "placeholder slots of one repeated tensor": module(
+        "self.t = [torch.rand(1)] * n", "return [x] + self.t"),
     "one-off cache outside forward (RepVGG reparameterisation)": module(
         "pass", "return x * self.t", extra="def fuse(self, w):\n    if not hasattr(self, 't'):\n"
         "        self.t = torch.zeros_like(w)"),

@@ -731,6 +731,8 @@ class UnregisteredTensorAttribute(Rule):
       `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
       refreshed at run time with a tensor that is not fixed (also element by element:
       `self.grids[i] = grid` in `forward`).
+    - Placeholder slots: one tensor repeated, `self.heads = [torch.zeros(1)] * n`
+      (whatever fills the slots later decides their device).
     - The attribute is never read outside construction time (`__init__` and the methods
       it calls or that say they build: `_build_*`, `reset_parameters`, ...) or outside
       methods that save, load or show it (`save_weights`, `export`, `__repr__`), so its
@@ -835,7 +837,7 @@ class UnregisteredTensorAttribute(Rule):
             stale = assignment.fixed_tensor or (assignment.built_once and assignment.kind == TENSOR
                                                 and assignment.method in ("forward", "__call__"))
             if not stale or assignment.element or name in reported or name in refreshed \
-                    or info.is_registered(name):
+                    or info.is_registered(name) or _is_repeated_placeholder(assignment.value):
                 continue
             reads = run_time_reads.get(name, [])
             if not reads or any(reads):
@@ -959,6 +961,13 @@ def _is_container(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.BinaryOperation):
         return _is_container(node.left)
     return isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp))
+
+
+def _is_repeated_placeholder(node: cst.CSTNode) -> bool:
+    """`[torch.zeros(1)] * n`: one tensor shared n times holds no data of its own; the
+    slots are filled later (MONAI's DynUNet fills them from its sub-modules' forward)."""
+    return (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)
+            and isinstance(node.left, (cst.List, cst.Tuple)) and len(node.left.elements) == 1)
 
 
 def _is_constant(node: cst.CSTNode) -> bool:
