@@ -67,6 +67,8 @@ REPORTED = {
     "hidden state reset in a method": (
         module("self.h = None", "return x + self.h",
                extra="def reset(self, batch):\n    self.h = torch.zeros(batch, 8)"), [(11, 8)]),
+    "read in a test, then meets the input": (
+        module("self.t = torch.ones(n)", "if self.t[0] > 0:\n    x = x * 2\nreturn x + self.t"), [(7, 8)]),
     "a list of distinct tensors": (module("self.t = [torch.ones(n), torch.zeros(n)]", "return x + self.t[0]"),
                                    [(7, 8)]),
     "a guard changes nothing": (
@@ -107,6 +109,13 @@ NOT_REPORTED = {
     # MONAI's DynUNet: the slots are filled by sub-modules' forward, in another class
     "placeholder slots of one repeated tensor": module(
         "self.t = [torch.rand(1)] * n", "return [x] + self.t"),
+    # MONAI's DiNTS: an activation table only read to decide which path forward takes
+    "read only as Python data or in tests": module(
+        "self.t = torch.ones(n, n)\nself.u = torch.zeros(n)",
+        "if self.t[0][1]:\n    x = x * 2\nwhile self.u.sum().item() > 1:\n    x = x - 1\n"
+        "return x * self.t.shape[0] if self.u[0] else x"),
+    "read in a test, and where it follows the input": module(
+        "self.t = torch.ones(n)", "if self.t[0] > 0:\n    x = x * 2\nreturn x + self.t.to(x.device)"),
     "one-off cache outside forward (RepVGG reparameterisation)": module(
         "pass", "return x * self.t", extra="def fuse(self, w):\n    if not hasattr(self, 't'):\n"
         "        self.t = torch.zeros_like(w)"),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
+from .kinds import TO_PYTHON
 from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, method_call,
                      string_value)
 
@@ -207,7 +208,32 @@ class ClassFacts:
             return
         if _IO_METHOD_RE.search(method):
             return  # save_weights, export: the value goes to a file, not into a computation
+        if self._read_as_python_data(node):
+            return  # `if self.x[i]:`, `self.x.item()`, `self.x.shape`: its device never matters
         info.reads.setdefault(name, []).append((method, self._moved_where_read(node)))
+
+    def _read_as_python_data(self, node: cst.CSTNode) -> bool:
+        """`if self.x[i]:`, `while self.x.sum() > 0:`, `self.x.item()`, `self.x.shape[0]`."""
+        child, depth = node, 1
+        while True:
+            parent = self.ctx.parent(depth)
+            if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is child:
+                return True
+            if isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Comparison,
+                                   cst.ComparisonTarget, cst.UnaryOperation, cst.BooleanOperation)):
+                if isinstance(parent, cst.Subscript) and parent.value is not child:
+                    return False
+                child, depth = parent, depth + 1
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is child:
+                name = parent.attr.value
+                if name in TO_PYTHON and name not in ("device", "is_cuda"):
+                    return True  # (its device, though, is where new tensors would go)
+                call = self.ctx.parent(depth + 1)
+                if isinstance(call, cst.Call) and call.func is parent:
+                    child, depth = call, depth + 2  # self.x.sum().item()
+                    continue
+            return False
 
     def _moved_where_read(self, node: cst.CSTNode) -> bool:
         """`self.x.to(x.device)`, `self.x[:n].type_as(x)`, `torch.as_tensor(self.x, device=d)`,

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from .walker import Analyzer
 
 TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"
+# Methods and attributes that turn a tensor into plain Python data (device no longer matters).
+TO_PYTHON = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "shape", "dtype", "ndim", "__len__",
+                       "nelement", "element_size", "stride", "is_cuda", "device", "data_ptr"})
 
 # torch.<name>(...) that make a new tensor from sizes or data.
 FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",

@@ -26,7 +26,7 @@ from ..analysis import (
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.syntax import ast_definitions
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, is_dtype
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype
 from .base import CallTrigger, Fix, Rule
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -35,9 +35,6 @@ NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
 
 # Methods that move a tensor (or say explicitly where it lives).
 MOVERS = {"to", "cuda", "type_as", "cpu", "pin_memory"}
-# Methods and attributes that turn a tensor into plain Python data (device no longer matters).
-TO_PYTHON = {"item", "tolist", "numpy", "numel", "dim", "size", "shape", "dtype", "ndim", "__len__",
-             "nelement", "element_size", "stride", "is_cuda", "device", "data_ptr"}
 # Calls that take a CPU tensor on purpose: registration, or conversion to Python.
 NEUTRAL_CALLEES = {"register_buffer", "Parameter", "Buffer", "int", "float", "bool", "len", "list",
                    "tuple", "str", "print", "range", "enumerate", "isinstance", "repr", "format",
@@ -735,8 +732,9 @@ class UnregisteredTensorAttribute(Rule):
       (whatever fills the slots later decides their device).
     - The attribute is never read outside construction time (`__init__` and the methods
       it calls or that say they build: `_build_*`, `reset_parameters`, ...) or outside
-      methods that save, load or show it (`save_weights`, `export`, `__repr__`), so its
-      device never meets the input.
+      methods that save, load or show it (`save_weights`, `export`, `__repr__`), or is
+      read only as Python data (`if self.table[i]:`, `self.t.item()`, `self.t.shape`),
+      so its device never meets the input.
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
       `torch.tensor(2.0)`, `torch.Size`, dtypes, generators.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
