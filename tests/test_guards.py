@@ -32,6 +32,11 @@ GUARDS = {
     "local from a dict flag": 'on = opt["cuda"]\nif on:\n',
     "module flag read in a function": None,  # below
     "all-CUDA membership": 'if device.type in ("cuda",):\n',
+    # pytorch/examples' old mnist: `cuda` set by a probe, compared with True
+    "flag == True": "if cuda == True:\n",
+    "flag is True": "if args.use_gpu is True:\n",
+    "not-flag == False": "if args.no_cuda == False:\n",
+    "flag != False": "if use_cuda != False:\n",
 }
 
 
@@ -61,6 +66,8 @@ NOT_GUARDS = {
     "local rebound to something else": "have = torch.cuda.is_available()\nhave = len(xs)\nif have:\n",
     "local from a .cuda() call is not a flag": "moved = net.cuda()\nif moved:\n",
     "is_available without a call, stored": "use = torch.cuda.is_available\nif use:\n",
+    "flag == False": "if use_cuda == False:\n",
+    "flag is not True": "if args.cuda is not True:\n",
 }
 
 

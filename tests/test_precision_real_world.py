@@ -127,18 +127,41 @@ def test_ddp_of_a_module_constructed_here_is_reported():
     assert lint(code) == [(5, 11, "TDV401")]
 
 
-def test_function_named_for_cuda_is_cuda_only_code():
+def test_cuda_tests_and_the_move_method_are_cuda_only_code():
     code = """
     import torch
-    def to_cuda(batch):
-        return batch.cuda()
     class TestGPUKernels:
         def test_add(self):
             x = torch.ones(2, device="cuda")
+    class RpcCudaTest:
+        def run(self):
+            return torch.ones(2).cuda()
+    def test_cuda_stream():
+        torch.cuda.synchronize()
+    class Storage:
+        def cuda(self, device=None):
+            return self.untyped().cuda(device)
     def to_cpu_or_cuda(batch):
         return batch
     """
     assert lint(code) == []
+
+
+def test_helpers_named_for_cuda_are_no_guard():
+    """Whisper's dtw_cuda, DALLE2's one_unet_in_gpu, Stable Diffusion's CUDACallback: the
+    name says what the helper does, not that CUDA is there when it is called."""
+    code = """
+    import torch
+    def to_cuda(batch):
+        return batch.cuda()
+    def dtw_cuda(x):
+        cost = torch.ones(3, 3)
+        return cost.cuda()
+    class CUDACallback:
+        def on_train_epoch_start(self, trainer):
+            torch.cuda.synchronize(trainer.root_gpu)
+    """
+    assert lint(code) == [(4, 17, "TDV101"), (7, 16, "TDV101"), (10, 8, "TDV103")]
 
 
 def test_explicit_device_id_is_a_guard():

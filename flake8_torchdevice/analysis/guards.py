@@ -183,6 +183,11 @@ class GuardModel:
             if is_device_name(identifier) or _DEVICE_ID_RE.match(identifier):
                 return 1 if isinstance(op, cst.IsNot) else -1
             return 0
+        # `use_cuda == True`, `args.gpu is False`: the flag itself, or its negation.
+        if isinstance(right, cst.Name) and right.value in ("True", "False") \
+                and isinstance(op, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
+            sign = self.cuda_polarity(left)
+            return sign if (right.value == "True") == isinstance(op, (cst.Equal, cst.Is)) else -sign
         # Number on the right: `torch.cuda.device_count() > 1`, `len(gpu_ids) == 0`.
         number = number_value(right)
         if number is None:
@@ -236,8 +241,16 @@ class GuardModel:
         return bool(_CUDA_FLAG_RE.search(full))
 
     def is_named_for_cuda(self, node: cst.Name) -> bool:
-        """`def to_cuda(x)`, `class TestGPUKernels`: code whose own name says it needs CUDA."""
-        return self._flag_polarity(node) > 0
+        """Code whose own name says it exists for CUDA: a test of CUDA (`class
+        TestGPUKernels`, `def test_cuda_stream`, `class RpcCudaTest`), or the move
+        method itself (`def cuda(self)` of a tensor-like class). A helper named for CUDA
+        (`def to_cuda(x)`, `def dtw_cuda(x)`, `class CUDACallback`) is no guard: it is
+        called from code that may run anywhere."""
+        name = node.value
+        if name.lstrip("_").lower() == "cuda":
+            return True
+        is_test = name.lower().startswith("test") or name.endswith(("Test", "Tests", "TestCase"))
+        return is_test and self._flag_polarity(node) > 0
 
     def is_early_exit_guard(self, statement: cst.CSTNode) -> bool:
         """`if not torch.cuda.is_available(): return` and `assert torch.cuda.is_available()`."""

@@ -276,7 +276,7 @@ class Analyzer(cst.CSTVisitor):
             elif kind == "IndentedBlock":
                 self._blocks.append(_Block())
             elif kind in ("FunctionDef", "ClassDef"):
-                # Decorated as CUDA-only, or named so (`def to_cuda(x)`, `class TestGPUKernels`).
+                # Decorated as CUDA-only, or a test of CUDA by its name (`class TestGPUKernels`).
                 guard = any(guards.is_guard_decorator(d.decorator) for d in node.decorators) or (  # type: ignore[attr-defined]
                     guards.is_named_for_cuda(node.name))  # type: ignore[attr-defined]
                 self._enter_body(node)

@@ -110,9 +110,11 @@ class CudaCall(Rule):
       `unittest.skipIf(not torch.cuda.is_available(), ...)`,
       `unittest.skipUnless(torch.cuda.is_available(), ...)`, the same
       `pytest.mark.skipif(...)`, or a decorator whose name says CUDA or GPU
-      (`@requires_cuda`, `@gpu_only`); functions and classes whose own name says so
-      (`def to_cuda(x)`, `class TestGPUKernels`); a test module after such a
-      `pytestmark = ...`.
+      (`@requires_cuda`, `@gpu_only`); tests whose own name says so
+      (`class TestGPUKernels`, `def test_cuda_graphs`), and a class's own
+      `def cuda(self)`; a test module after such a `pytestmark = ...`. A helper whose
+      name says CUDA (`def to_cuda(x)`, `class CUDACallback`) is no guard: it is called
+      from code that may run anywhere, and the `.cuda()` inside it is what fails.
 
     Also not reported: `cuda(...)` called as a function of an imported module
     (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
