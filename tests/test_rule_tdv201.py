@@ -46,6 +46,16 @@ REPORTED = {
         "import torch\ndef blur(image, sigma):\n    sigma = torch.tensor([sigma], device=image.device)\n"
         "    host = sigma.cpu()\n    host = torch.tensor([host.item(), 1.0])\n"
         "    return sigma * host\n", [(5, 11)]),
+    # pytorch-yolo-v3's loss: a loss module built and called in one expression
+    "inline-built loss module called at once": (
+        "import torch\nimport torch.nn as nn\ndef detection_loss(target, output):\n"
+        "    labels = torch.zeros(target.shape[0])\n    return nn.CrossEntropyLoss()(output, labels.long())\n",
+        [(4, 13)]),
+    # Swin V2: clamp's tensor bounds must be on the input's device, even 0-dim ones
+    "0-dim clamp bound": (forward("return torch.clamp(x, max=torch.tensor(2.0))"), [(5, 34)]),
+    "0-dim clamp bound through a torch op": (
+        forward("return torch.clamp(x, max=torch.log(torch.tensor(100.0)))"), [(5, 44)]),
+    "0-dim bound of the clamp method": (forward("return x.clamp(torch.tensor(0.0), 1.0)"), [(5, 23)]),
     "loss function": (
         "import torch\ndef loss_fn(pred, target):\n    weight = torch.ones(pred.shape[1])\n"
         "    return (weight * (pred - target) ** 2).mean()\n", [(3, 13)]),
@@ -141,6 +151,16 @@ def test_nested_function_in_forward():
 # ------------------------------------------------------------------ beyond modules (issue 8, part 2)
 
 HELPERS_REPORTED = {
+    # whisper's pad_or_trim: a CPU index for a method of the tensor argument
+    "argument of a method of a tensor parameter": (
+        "import torch\ndef trim(audio: torch.Tensor, n: int):\n    return audio.index_select(0, torch.arange(n))\n",
+        [(3, 33)]),
+    "torch op with the tensor parameter as a positional argument": (
+        "import torch\ndef floor(x: torch.Tensor):\n    return torch.maximum(x, torch.zeros(3))\n", [(3, 28)]),
+    # yolov5's val.py: empty-image placeholders starred next to a device tensor
+    "starred into a tuple next to a device tensor": (
+        "import torch\ndef stats(pred, device):\n    correct = torch.zeros(3, device=device)\n"
+        "    return (correct, *torch.zeros((3, 0)))\n", [(4, 22)]),
     "accumulator added to with a device value": (
         "import torch\ndef evaluate(model, loader, device):\n    correct = torch.zeros(1)\n"
         "    for images, labels in loader:\n        images, labels = images.to(device), labels.to(device)\n"
@@ -197,6 +217,12 @@ HELPERS_NOT_REPORTED = {
         "import torch\ndef blur(image, sigma):\n    sigma = torch.tensor([sigma], device=image.device)\n"
         "    host = sigma\n    if not isinstance(host, torch.Tensor):\n        host = torch.tensor([host])\n"
         "    return image * sigma, bool((host > 0).all())\n"),
+    "broadcast_tensors keeps each tensor on its device (stylegan2-ada's constant)": (
+        "import torch\ndef constant(value, shape, device):\n    t = torch.as_tensor(value, device=device)\n"
+        "    t, _ = torch.broadcast_tensors(t, torch.empty(shape))\n    return t\n"),
+    "copied into a tensor parameter": (
+        "import torch\ndef reset(x: torch.Tensor):\n    x.copy_(torch.zeros(3))\n    return x\n"),
+    "0-dim tensor clamped itself": forward("return x * torch.clamp(torch.tensor(2.0), max=1.0)"),
     "accumulator of CPU values": (
         "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
         "    return total\n"),

@@ -36,10 +36,17 @@ NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
 # Methods that move a tensor (or say explicitly where it lives).
 MOVERS = {"to", "cuda", "type_as", "cpu", "pin_memory"}
 # Calls that take a CPU tensor on purpose: registration, or conversion to Python.
+# Tensor methods that take a tensor from any device: copies across devices.
+_CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as"}
+# Tensor bounds of these must be on the input's device, even 0-dim ones.
+_BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
 NEUTRAL_CALLEES = {"register_buffer", "Parameter", "Buffer", "int", "float", "bool", "len", "list",
                    "tuple", "str", "print", "range", "enumerate", "isinstance", "repr", "format",
                    "manual_seed", "set_rng_state", "Generator", "sorted", "max", "min", "sum", "zip",
-                   "append", "extend", "warn", "info", "debug", "setattr", "assert_close", "allclose"}
+                   "append", "extend", "warn", "info", "debug", "setattr", "assert_close", "allclose",
+                   # torch functions that treat each tensor on its own device
+                   "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "is_tensor", "result_type",
+                   "numel", "is_floating_point", "is_complex"}
 
 _LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
 # Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
@@ -99,7 +106,8 @@ class FactoryWithoutDevice(Rule):
     - in any plain function, whatever its name, that receives a tensor (a parameter
       annotated `torch.Tensor` or used as one: `x.size(0)`, `x.unsqueeze(1)`): when
       the new tensor is combined with it (arithmetic, comparison, `torch.cat`/`stack`/
-      `where`), or indexes with a mask computed from it (`table[x > 0]`);
+      `where`/`maximum`, an argument of one of its methods: `x.index_select(0,
+      torch.arange(n))`), or indexes with a mask computed from it (`table[x > 0]`);
     - anywhere: when it is combined with a tensor known to be on a device chosen at
       run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
       is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
@@ -144,8 +152,9 @@ class FactoryWithoutDevice(Rule):
     - `torch.zeros_like(x)` and `x.new_zeros(...)`: they follow `x`'s device.
     - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
       `torch.tensor(True)`, `torch.tensor(-width / 2)`, `torch.tensor(n)` of a
-      number) in arithmetic, and an index tensor used only to index
-      (`x[torch.arange(n)]`).
+      number) in arithmetic (but not as a bound of `clamp`/`clip`, which must be on
+      the input's device), an index tensor used only to index (`x[torch.arange(n)]`),
+      `x.copy_(t)`, and `torch.broadcast_tensors`, which leaves each tensor where it is.
     - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
       literal data (a tensor keeps its device), placeholders such as `torch.empty(0)`.
     - A CPU tensor written into a slice of a device tensor (`gain[2:6] = torch.tensor(shape)`):
@@ -279,10 +288,30 @@ class FactoryWithoutDevice(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
         # in the `else:` arm of a CUDA test every tensor is on the CPU
-        if factory is None or self.ctx.cpu_only or self._has_device(node) or self.ctx.kinds.is_scalar_factory(
-                factory, node, self._frame.tensor_params):
+        if factory is None or self.ctx.cpu_only or self._has_device(node):
             return
+        if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.tensor_params) and not self._is_bound():
+            return  # a 0-dim tensor mixes with any device, except as a clamp bound
         self._follow(node, node)
+
+    def _is_bound(self) -> bool:
+        """Is the call being visited (maybe through torch ops: `torch.log(t)`) a bound of
+        `clamp`/`clip` (`min=`, `max=`, or after the input)?"""
+        depth = 1
+        while True:
+            arg, call = self.ctx.parent(depth), self.ctx.parent(depth + 1)
+            if isinstance(arg, cst.BinaryOperation):
+                depth += 1
+                continue
+            if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call)):
+                return False
+            name = last_identifier(call.func) or ""
+            if name in _BOUNDED_CALLS:
+                method = isinstance(call.func, cst.Attribute) and not _is_tensor_op(self.ctx.resolve(call.func))
+                return method or arg.keyword is not None or call.args.index(arg) > 0
+            if not _is_tensor_op(self.ctx.resolve(call.func)):
+                return False
+            depth += 2
 
     def visit_Name(self, node: cst.Name) -> None:
         pending = self._frame.pending.get(node.value)
@@ -411,7 +440,7 @@ class FactoryWithoutDevice(Rule):
                     return fate, None
                 child, depth = call, depth + 2  # torch.cat([...]): a tensor derived from this one
                 continue
-            if isinstance(parent, cst.Element):
+            if isinstance(parent, (cst.Element, cst.StarredElement)):
                 container = self.ctx.parent(depth + 1)
                 if (not strict and isinstance(container, (cst.List, cst.Tuple))
                         and any(self._is_device_tensor(e.value) for e in container.elements)):
@@ -441,8 +470,8 @@ class FactoryWithoutDevice(Rule):
         callee = last_identifier(call.func) or ""
         if callee in NEUTRAL_CALLEES or callee in FACTORIES:
             return NEUTRAL
-        if callee[:1].isupper() and not self.ctx.resolve(call.func):
-            return NEUTRAL  # SomeLoss(weight=t): a constructor that usually registers t
+        if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
+            return NEUTRAL  # SomeLoss(weight=t): a constructor that usually registers t (not `Loss()(t)`)
         if method_call(call, *MOVERS, "new_tensor") is not None:
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
@@ -459,12 +488,19 @@ class FactoryWithoutDevice(Rule):
                 others.append(call.func.value)
             for other in others:
                 elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
-                met = [getattr(e, "value", e) for e in elements if self._is_tensor_operand(getattr(e, "value", e))]
+                values = [e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e for e in elements]
+                met = [value for value in values if self._is_tensor_operand(value)]
                 if met:
                     self._partner = met[0]
                     return BAD
         if tensor_op:
             return None
+        if isinstance(call.func, cst.Attribute) and callee not in _CROSS_DEVICE_METHODS \
+                and self._is_tensor_operand(call.func.value):
+            # x.index_select(0, torch.arange(n)), x.masked_fill(mask, v): a method of a tensor
+            # on the model's device takes its tensor arguments on that device
+            self._partner = call.func.value
+            return BAD
         return BAD if self._frame.strict else NEUTRAL
 
     # ------------------------------------------------------------ value kinds
