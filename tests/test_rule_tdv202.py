@@ -69,6 +69,9 @@ REPORTED = {
                extra="def reset(self, batch):\n    self.h = torch.zeros(batch, 8)"), [(11, 8)]),
     "read in a test, then meets the input": (
         module("self.t = torch.ones(n)", "if self.t[0] > 0:\n    x = x * 2\nreturn x + self.t"), [(7, 8)]),
+    # stargan-v2 "Fix nn.DataParallel support": moved once while built, left there when
+    # the module moves (and in every DataParallel replica)
+    "moved to a device while built": (module("self.t = torch.ones(n).to(device) * 2"), [(7, 8)]),
     "a list of distinct tensors": (module("self.t = [torch.ones(n), torch.zeros(n)]", "return x + self.t[0]"),
                                    [(7, 8)]),
     "a guard changes nothing": (
@@ -97,7 +100,8 @@ NOT_REPORTED = {
     "computed buffer names": module("for name in ('t',):\n    self.register_buffer(name, None)\nself.t = torch.ones(n)"),
     "device= given": module("self.t = torch.ones(n, device=device)"),
     "**kwargs": module("self.t = torch.ones(n, **kw)"),
-    "moved to a run-time device": module("self.t = torch.ones(n).to(device)"),
+    "moved to the input's device in forward": module(
+        "self.t = None", "self.t = torch.ones(3).to(x.device)\nreturn x + self.t"),
     "cache rebuilt when the device changes": module(
         "self.t = None", "if self.t is None or self.t.device != x.device:\n"
         "    self.t = torch.ones(3, 3, device=x.device)\nreturn x @ self.t"),

@@ -198,9 +198,10 @@ class ValueKinds:
         `torch.tensor([...])`, `torch.from_numpy(a)`, `torch.FloatTensor(n)`), what
         tensor ops, method chains and arithmetic make of such tensors only
         (`torch.triu(torch.ones(n, n))`, `torch.arange(n).float()[None]`), also after
-        `.cuda()` or `.to("cuda")` (still one fixed device), and lists or dicts of
-        them. Not: `device=` given, `.to(device)`, `.type_as(x)`, `x.new_zeros(...)`,
-        0-dim `torch.tensor(2.0)`."""
+        `.cuda()` or `.to("cuda")` (still one fixed device), or after `.to(device)` while
+        a module is built, and lists or dicts of them. Not: `device=` given,
+        `.to(device)` at run time, `.type_as(x)`, `x.new_zeros(...)`, 0-dim
+        `torch.tensor(2.0)`."""
         if isinstance(node, cst.Name):
             scope = self._binding_scope(node.value)
             kinds = scope.notes.get("kinds") if scope is not None else None
@@ -268,8 +269,11 @@ class ValueKinds:
             if device is not None:
                 target = device.value
             if target is not None and not is_dtype(target, self.ctx.resolve) \
-                    and not (string_value(target) or "").startswith("cuda"):
-                return False  # .to(device), .to(x): follows a run-time device
+                    and not (string_value(target) or "").startswith("cuda") \
+                    and (not self._in_construction() or self.kind_of(target) == TENSOR):
+                # .to(device), .to(x): follows a run-time device; but moved once while the
+                # module is built, it stays on that device when the module moves
+                return False
         return self.is_fixed_tensor(receiver)
 
     def _in_construction(self) -> bool:

@@ -758,8 +758,10 @@ class UnregisteredTensorAttribute(Rule):
       `register_parameter`); assigning a tensor to a buffer's name updates the buffer.
     - The tensor follows a run-time device: `device=` given (`device=x.device` in a
       cache rebuilt when it does not fit: `if self.mask is None or self.mask.device != x.device:`),
-      `**kwargs`, `.to(device)`, `.to(x)`, `.type_as(x)`, `x.new_zeros(...)`,
-      `torch.zeros_like(x)`, a tensor computed from the input.
+      `**kwargs`, `.to(x.device)` or `.to(x)` in `forward`, `.type_as(x)`,
+      `x.new_zeros(...)`, `torch.zeros_like(x)`, a tensor computed from the input.
+      (`.to(device)` while the module is built does not count: the tensor stays on that
+      device when the module is moved, and DataParallel replicas do not copy it.)
     - The attribute is moved where it is used (`self.pe.to(x.device)`,
       `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
       refreshed at run time with a tensor that is not fixed (also element by element:
