@@ -63,6 +63,8 @@ REPORTED = {
     "torch.load of a name that holds a published URL": (
         "import torch\nURL = 'https://download.pytorch.org/models/resnet18-5c106cde.pth'\nsd = torch.load(URL)\n",
         [(3, 5)]),
+    # yolov5's onnx_export.py: torch arrives through `from models.common import *`
+    "torch through a star import": ("from models.common import *\nmodel = torch.load(w)['model']\n", [(2, 8)]),
     "with-as of something else": ("import torch as th\nwith th.no_grad() as g:\n    th.load(p)\n", [(3, 4)]),
 }
 
@@ -89,6 +91,9 @@ NOT_REPORTED = {
     "rebound in a function": "from torch import load\ndef f(p):\n    load = my_loader\n    return load(p)\n",
     "shadowed by a parameter": "from torch import load\ndef f(load, p):\n    return load(p)\n",
     "rebound by a relative import": "from torch import load\nfrom .mylib import load\nload(p)\n",
+    "star import, torch rebound": "from models.common import *\ntorch = fake\ntorch.load(p)\n",
+    "star import after an import of something named torch": (
+        "from . import torch\nfrom models.common import *\ntorch.load(p)\n"),
     "relative import of a torch-named module": "from . import torch\ntorch.load(p)\n",
     "rebound by a for loop": "from torch import load\nfor load in loaders:\n    load(p)\n",
     "rebound by with-as": "from torch import load\nwith opener() as load:\n    load(p)\n",

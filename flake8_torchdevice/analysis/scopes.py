@@ -46,6 +46,9 @@ class Scope:
                     self.bindings[top] = top
         elif isinstance(node, cst.ImportFrom):
             if isinstance(node.names, cst.ImportStar):
+                # `from models.common import *` in a file that uses `torch` without importing
+                # it: the star re-exports torch (yolov5's scripts)
+                self.bindings.setdefault("torch", "torch")
                 return
             module = "" if node.relative or node.module is None else dotted_name(node.module) or ""
             for alias in node.names:
