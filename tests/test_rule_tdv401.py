@@ -186,6 +186,9 @@ NOT_REPORTED = {
     "DataParallel returned in a dict": (
         "import torch.nn as nn\ndef make():\n    g = nn.DataParallel(Net())\n    d = nn.DataParallel(Net())\n"
         "    return {'g': g, 'd': d}\n"),
+    "DataParallel stored on another object (stargan-v2's nets.fan)": (
+        "import torch.nn as nn\ndef make(nets):\n    fan = nn.DataParallel(Net().eval())\n    nets.fan = fan\n"
+        "    nets['g'] = nn.DataParallel(Net())\n    return nets\n"),
     "DataParallel passed to a helper": (
         "import torch.nn as nn\ndef main(loader):\n    net = nn.DataParallel(Net())\n    train(net, loader)\n"),
     # guided-diffusion's TrainLoop: the caller's model, stored on self, then wrapped.

@@ -84,7 +84,8 @@ class WrapBeforeMove(Rule):
       (`model = build(cfg)`) that this scope does not move later: it may have been
       moved already.
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
-      put in a list or dict): whoever gets it may move it before its first forward.
+      put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
+      it may move it before its first forward.
     - An argument that is not a name or a class-like (capitalised) call
       (`DataParallel(build())`).
     - A module whose class, defined earlier in the file, moves itself or its layers to
@@ -282,7 +283,11 @@ class _Wait:
 
 def _hands_out(parent: Optional[cst.CSTNode]) -> bool:
     """Is a value whose parent is `parent` handed out of the scope: returned, yielded,
-    passed to a call or put in a container?"""
+    passed to a call, put in a container, or stored on another object (`nets.fan = fan`,
+    `nets["fan"] = fan`; `self.fan = fan` stays with the module being built)?"""
+    if isinstance(parent, cst.Assign):
+        return any(isinstance(t.target, (cst.Attribute, cst.Subscript))
+                   and (dotted_name(t.target) or "").split(".")[0] != "self" for t in parent.targets)
     return isinstance(parent, (cst.Return, cst.Yield, cst.Arg, cst.Element, cst.DictElement))
 
 
