@@ -220,6 +220,15 @@ HELPERS_NOT_REPORTED = {
     "broadcast_tensors keeps each tensor on its device (stylegan2-ada's constant)": (
         "import torch\ndef constant(value, shape, device):\n    t = torch.as_tensor(value, device=device)\n"
         "    t, _ = torch.broadcast_tensors(t, torch.empty(shape))\n    return t\n"),
+    # mmsegmentation's head tests: CUDA in one arm, the CPU in the other
+    "method of a module moved under a guard, CPU data in the else arm": (
+        "import torch\ndef test_head(head, x: torch.Tensor):\n    emb = torch.rand(3, 4)\n"
+        "    if torch.cuda.is_available():\n        head = head.cuda()\n        data = [x.cuda(), emb.cuda()]\n"
+        "    else:\n        data = [x, emb]\n    return head.loss(data)\n"),
+    # torch.nested: sizes for a private op live on the CPU by design
+    "argument of a private torch op": (
+        "import torch\ndef view(ts: torch.Tensor, device):\n    buffer = ts.reshape(-1).to(device=device)\n"
+        "    sizes = torch.tensor([t.shape for t in ts])\n    return torch._nested_view_from_buffer(buffer, sizes)\n"),
     "copied into a tensor parameter": (
         "import torch\ndef reset(x: torch.Tensor):\n    x.copy_(torch.zeros(3))\n    return x\n"),
     "0-dim tensor clamped itself": forward("return x * torch.clamp(torch.tensor(2.0), max=1.0)"),

@@ -495,11 +495,12 @@ class FactoryWithoutDevice(Rule):
                     return BAD
         if tensor_op:
             return None
-        if isinstance(call.func, cst.Attribute) and callee not in _CROSS_DEVICE_METHODS \
-                and self._is_tensor_operand(call.func.value):
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if receiver is not None and callee not in _CROSS_DEVICE_METHODS and self.ctx.kinds.is_tensor(receiver) \
+                and self._is_tensor_operand(receiver):
             # x.index_select(0, torch.arange(n)), x.masked_fill(mask, v): a method of a tensor
             # on the model's device takes its tensor arguments on that device
-            self._partner = call.func.value
+            self._partner = receiver
             return BAD
         return BAD if self._frame.strict else NEUTRAL
 
@@ -687,8 +688,8 @@ def _maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
 def _is_tensor_op(qualified: Optional[str]) -> bool:
     """`torch.cat`, `torch.where`, `torch.nn.functional.pad`: functions whose result
     lives where their tensor arguments live."""
-    if not qualified:
-        return False
+    if not qualified or qualified.rsplit(".", 1)[-1].startswith("_"):
+        return False  # private ops keep their own conventions (nested sizes live on the CPU)
     return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
         "torch.nn.functional.")
 
