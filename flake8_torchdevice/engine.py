@@ -118,6 +118,8 @@ class _FunctionTriggers:
         text_rules = [rule for rule in rules if rule.call_trigger is None]
         call_rules = [rule for rule in rules if rule.call_trigger is not None]
         self.text = _trigger_pattern(text_rules, aliases) if text_rules else None
+        # an imported alias of a trigger (`DistributedDataParallel as DDP`) keeps a function for any rule
+        self.alias_words = re.compile("|".join(rf"\b{re.escape(name)}\b" for name in aliases)) if aliases else None
         self.call_words = _trigger_pattern(call_rules, aliases) if call_rules else None
         # callee name -> keywords that rule the call out; an alias may stand for any callee
         self.calls: Dict[str, FrozenSet[Optional[str]]] = {name: frozenset() for name in aliases}
@@ -127,6 +129,8 @@ class _FunctionTriggers:
 
     def match(self, text: str, node: ast.AST) -> bool:
         if self.text is not None and self.text.search(text):
+            return True
+        if self.alias_words is not None and self.alias_words.search(text):
             return True
         if any(words.search(text) and test(node) for words, test in self.tree_rules):
             return True
@@ -405,7 +409,7 @@ def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options
     raw: list = []
     analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names)
     try:
-        module.visit(analyzer)
+        analyzer.walk(module)
     except RecursionError:
         raise SourceError("code nested too deeply to analyse") from None
     return raw

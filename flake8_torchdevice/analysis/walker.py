@@ -16,6 +16,7 @@ for every function, lambda, class and module body, while the scope is still curr
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
@@ -32,6 +33,53 @@ from .syntax import dotted_name
 # The only attributes (children) of a node whose visit can enter a guard or a body.
 _GUARDING_ATTRIBUTES = frozenset({"body", "elt", "key", "value", "right", "orelse"})
 _NO_EFFECT = (False, False)
+
+
+# Nodes no rule looks into: whitespace, comments, brackets, commas and operators.
+_SKIPPED_NODES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+                  cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                  cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
+                  cst.AssignEqual, cst.ImportStar, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp,
+                  cst.BaseUnaryOp, cst.BaseAugOp)
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the order in which libcst visits a node's fields (not their children)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: List[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in self.fields:
+            self.fields.append(attribute)
+
+
+# node class -> its fields that hold children worth visiting, in libcst's visiting order
+_CHILD_FIELDS: Dict[type, tuple] = {}
+
+
+def _child_fields(node: cst.CSTNode) -> tuple:
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        order = _FieldOrder()
+        node._visit_and_replace_children(order)  # asks libcst for the order; rebuilds this node once
+        names = order.fields + [f.name for f in dataclasses.fields(node) if f.name not in order.fields]
+        fields = _CHILD_FIELDS[type(node)] = tuple(names)
+    return fields
+
+
+_SKIPPED_BY_TYPE: Dict[type, bool] = {}
+
+
+def _is_skipped(node: cst.CSTNode) -> bool:
+    skipped = _SKIPPED_BY_TYPE.get(type(node))
+    if skipped is None:
+        skipped = _SKIPPED_BY_TYPE[type(node)] = isinstance(node, _SKIPPED_NODES)
+    return skipped
 
 
 @dataclass
@@ -81,6 +129,31 @@ class Analyzer(cst.CSTVisitor):
             for attr in dir(type(rule)):
                 if attr.startswith("leave_"):
                     self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """The traversal: what `node.visit(self)` does (the same calls, in libcst's order),
+        without rebuilding every node on the way back up, and without descending into
+        whitespace, brackets and operators: half the cost of a libcst visit."""
+        self.on_visit(node)
+        for name in _child_fields(node):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                if _is_skipped(value):
+                    continue
+                children: Sequence[cst.CSTNode] = (value,)
+            elif isinstance(value, (tuple, list)) and value:
+                children = value
+            else:
+                continue
+            guarding = name in _GUARDING_ATTRIBUTES
+            if guarding:
+                self.on_visit_attribute(node, name)
+            for child in children:
+                if isinstance(child, cst.CSTNode) and not _is_skipped(child):
+                    self.walk(child)
+            if guarding:
+                self.on_leave_attribute(node, name)
+        self.on_leave(node)
 
     # ---------------------------------------------------------------- state queries
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Set
 
@@ -14,6 +15,7 @@ from .base import Fix, Rule
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
 DATA_PARALLEL_NAME = "torch.nn.DataParallel"
+_WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
                "torch.nn.parallel.distributed.DistributedDataParallel"}
 
@@ -118,7 +120,7 @@ class WrapBeforeMove(Rule):
     cpu_message = ("DataParallel moved to the CPU still runs on every visible GPU and fails there; "
                    "move it to its device instead, e.g. nn.DataParallel(model).to(device)")
     # The moves too: a class whose `__init__` moves its layers builds modules that are
-    # not on the CPU, so that `__init__` must be kept by the fast path.
+    # not on the CPU, so that `__init__` must be kept by the fast path (`matches_function`).
     triggers = r"\b(?:DataParallel|DistributedDataParallel)\b|\.(?:to|cuda)\b"
 
     VALID = [
@@ -134,6 +136,32 @@ class WrapBeforeMove(Rule):
         "import torch\nif torch.cuda.is_available():\n    net = Net()\n"
         "    net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[0])  # expect: TDV401\n    net.to(0)\n",
     ]
+
+    @staticmethod
+    def matches_function(node: ast.AST) -> bool:
+        """Fast path: the function names a wrapper, or moves its `self` or a part of it
+        (`self.fc = nn.Linear(2, 2).cuda(rank)`, `self.to(device)`): class facts read it."""
+        params = getattr(node, "args", None)
+        first = params.args[0].arg if params is not None and params.args else None
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id in _WRAPPER_NAMES:
+                return True
+            if isinstance(sub, ast.Attribute) and sub.attr in _WRAPPER_NAMES:
+                return True
+            if isinstance(sub, ast.alias) and sub.name.rsplit(".", 1)[-1] in _WRAPPER_NAMES:
+                return True  # imported inside the function
+            if first is None or not isinstance(sub, ast.Call) or not isinstance(sub.func, ast.Attribute) \
+                    or sub.func.attr not in ("to", "cuda"):
+                continue
+            if isinstance(sub.func.value, ast.Name) and sub.func.value.id == first:
+                return True  # self.to(device)
+        return first is not None and any(
+            isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None
+            and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first
+                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]))
+            and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("to", "cuda")
+                    for c in ast.walk(sub.value))
+            for sub in ast.walk(node))
 
     def visit_Call(self, node: cst.Call) -> None:
         target = move_target(node)
