@@ -247,3 +247,23 @@ def test_fast_path_cases(name):
     source, codes = CASES[name]
     found = assert_same(source, OPTION_SETS["all"], name)
     assert [f.code for f in found] == codes
+
+
+def _corpus(timm_files: list) -> list:
+    texts = [read(path) for path in timm_files] + [read(path) for path in torch_files()]
+    texts += [example for rule in ALL_RULES for example in rule.VALID + rule.INVALID]
+    return texts + [source for source, _ in CASES.values()]
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.trigger_words], ids=lambda r: r.code)
+def test_every_trigger_match_holds_one_of_the_trigger_words(timm_files, rule):
+    """The fast path runs a rule's trigger pattern only on text that holds one of its
+    `trigger_words`: each match on real code must hold one, or a function is stubbed
+    that could hold a finding."""
+    pattern = re.compile(rule.triggers)
+    matched = 0
+    for text in _corpus(timm_files):
+        for match in pattern.finditer(text):
+            matched += 1
+            assert any(word in match.group(0) for word in rule.trigger_words), (rule.code, match.group(0))
+    assert matched  # the corpus exercises the pattern

@@ -108,6 +108,7 @@ class CudaAmp(Rule):
     message = ('mixed precision tied to CUDA is off on every other device; use torch.autocast(device.type) '
                'and torch.amp.GradScaler(device.type)')
     triggers = r"autocast|GradScaler|custom_fwd|custom_bwd"
+    trigger_words = ("autocast", "GradScaler", "custom_fwd", "custom_bwd")
 
     VALID = [
         "import torch\nwith torch.autocast(device.type):\n    y = model(x)\n",

@@ -165,6 +165,10 @@ class Rule:
     # Regular expression over source text: a function whose text does not match the
     # union of these for every enabled rule cannot hold a finding and is not parsed.
     triggers: ClassVar[str]
+    # Substrings one of which every match of `triggers` contains: the regular expression
+    # runs only on text holding one (a cheap test first). Empty: always run it.
+    # tests/test_fast_path.py checks every match on real code against them.
+    trigger_words: ClassVar[Tuple[str, ...]] = ()
     # Set for rules whose findings are always calls to these callees (see CallTrigger).
     call_trigger: ClassVar[Optional[CallTrigger]] = None
     # A function `ast node of a function -> bool`: in functions, the rule's `triggers`

@@ -87,6 +87,7 @@ class OptimizerBeforeMove(Rule):
     default_enabled = False
     message = "optimizer built before the model is moved to its device; move the model first, then build the optimizer"
     triggers = r"\.parameters\s*\("
+    trigger_words = (".parameters",)
 
     VALID = [
         "import torch\nmodel.to(device)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n",
@@ -186,6 +187,7 @@ class CudaOnlySelection(Rule):
     message = ('"cuda" if torch.cuda.is_available() else "cpu" ignores other accelerators (MPS, XPU); use '
                'torch.accelerator.current_accelerator() or torch.device("cpu") (PyTorch 2.6+)')
     triggers = r"""["']cuda"""
+    trigger_words = ("cuda",)
 
     VALID = [
         "import torch\ndevice = torch.device('cuda' if args.cuda else 'cpu')\n",

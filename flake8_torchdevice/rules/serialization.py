@@ -143,6 +143,7 @@ class LoadWithoutMapLocation(Rule):
                'on a GPU; pass map_location="cpu" (then .to(device)) or map_location=device')
     # `save` too: a function that dumps CPU tensors to a file makes its loads elsewhere safe.
     triggers = r"\b(?:load|load_url|load_state_dict_from_url|save)\b"
+    trigger_words = ("load", "save")
     call_trigger = CallTrigger(frozenset(name.rsplit(".", 1)[-1] for name in LOADERS) | {"save"},
                                frozenset({None}))
 

@@ -197,6 +197,7 @@ class FactoryWithoutDevice(Rule):
     name = "factory-without-device"
     message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
     triggers = r"\b(?:" + "|".join(FACTORIES) + r")\b"
+    trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor")
     call_trigger = CallTrigger(frozenset(FACTORIES), frozenset({"device", None}))
 
     VALID = [
@@ -1075,6 +1076,7 @@ class DiscardedTo(Rule):
     name = "discarded-to"
     message = "{target}.{method}() returns a moved copy and leaves the tensor where it was; {remedy}"
     triggers = r"\.(?:to|cuda|cpu)\b"
+    trigger_words = (".to", ".cuda", ".cpu")
 
     VALID = [
         "import torch\ndef train(model, loader, device):\n    model.to(device)\n    for x, y in loader:\n"

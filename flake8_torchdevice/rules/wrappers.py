@@ -122,6 +122,7 @@ class WrapBeforeMove(Rule):
     # The moves too: a class whose `__init__` moves its layers builds modules that are
     # not on the CPU, so that `__init__` must be kept by the fast path (`matches_function`).
     triggers = r"\b(?:DataParallel|DistributedDataParallel)\b|\.(?:to|cuda)\b"
+    trigger_words = ("DataParallel", ".to", ".cuda")
 
     VALID = [
         "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
