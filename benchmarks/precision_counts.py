@@ -8,9 +8,9 @@ timm, ultralytics, mmsegmentation, kornia and MONAI with `pip download --no-deps
 unpacks them, and lints them and the installed PyTorch's own sources with the engine.
 
 Research code (`--research DIR`): lints the repositories listed in
-benchmarks/research_repos.txt (`owner/name commit`), each expected in `DIR/<name>` at
-that commit; nothing is downloaded. A listed repository missing from DIR is named on
-stderr and skipped.
+benchmarks/research_repos.txt (`owner/name commit`; `--repos benchmarks/heldout_repos.txt`
+for the held-out ones), each expected in `DIR/<name>` at that commit; nothing is
+downloaded. A listed repository missing from DIR is named on stderr and skipped.
 
 `--list` prints every finding with its source line, which is what we read and
 classify by hand. `--markdown` prints the counts as a table for docs/precision.md.
@@ -83,9 +83,9 @@ def read_research_list(path: str = RESEARCH_LIST) -> List[tuple]:
     return repos
 
 
-def research_corpora(directory: str) -> List[Corpus]:
+def research_corpora(directory: str, repos_file: str = RESEARCH_LIST) -> List[Corpus]:
     corpora = []
-    for repo, commit in read_research_list():
+    for repo, commit in read_research_list(repos_file):
         root = os.path.join(directory, repo.split("/")[1])
         if os.path.isdir(root):
             corpora.append(Corpus(f"{repo} {commit[:7]}", root))
@@ -127,6 +127,9 @@ def markdown_table(rows: Sequence[tuple], codes: Sequence[str]) -> Iterator[str]
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--research", metavar="DIR", help="lint the research repositories checked out under DIR")
+    parser.add_argument("--repos", metavar="FILE", default=RESEARCH_LIST,
+                        help="with --research: the list of repositories (default: research_repos.txt; "
+                             "heldout_repos.txt lists the ones no rule was tuned on)")
     parser.add_argument("--list", action="store_true", help="print every finding with its source line")
     parser.add_argument("--markdown", action="store_true", help="print the counts as a markdown table")
     parser.add_argument("--select", default="", help="codes or prefixes, as flake8's --select")
@@ -136,7 +139,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     split = lambda text: [part for part in text.replace(",", " ").split() if part]  # noqa: E731
     enabled = select_codes(split(args.select), split(args.ignore), split(args.extend_select))
     options = Options(enabled=enabled)
-    corpora = research_corpora(args.research) if args.research else library_corpora()
+    corpora = research_corpora(args.research, args.repos) if args.research else library_corpora()
     rows = []
     for corpus in corpora:
         counts = lint_corpus(corpus, options, args.list)
