@@ -123,6 +123,9 @@ class _FunctionTriggers:
     def __init__(self, rules: Sequence[type], aliases: Sequence[str]) -> None:
         # Rules that judge whole classes are triggered by a class, not by a function's text.
         self.class_rules = [rule for rule in rules if rule.keeps_class is not None]
+        # what module-level data the analysis and the rules read although no trigger names it
+        self.data_words = re.compile("|".join([_READ_BY_ANALYSIS] + [rule.module_data_words for rule in rules
+                                                                      if rule.module_data_words]))
         self.aliases = frozenset(aliases)
         rules = [rule for rule in rules if rule.keeps_class is None]
         # Rules whose own test on a function's tree decides, once their words are in its text.
@@ -217,7 +220,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         outside = "".join(line for line, new in zip(lines, sparse) if line is new)
         if not pattern.search(outside):
             return None
-    _stub_module_data(lines, sparse, tree, pattern)
+    _stub_module_data(lines, sparse, tree, pattern, triggers.data_words)
     return "".join(sparse)
 
 
@@ -255,15 +258,14 @@ def _whole_classes(tree: ast.Module, triggers: _FunctionTriggers, text_of: Calla
     return whole
 
 
-# Words rules read outside their triggers in plain statements: moves (`m.to(d)`),
-# device values (`d = x.device`), `torch.save` before a load, and the URLs of
-# PyTorch's published weights (`model_urls = {...}`, loaded without map_location).
-_READ_OUTSIDE_TRIGGERS = re.compile(r"\.to\b|device|save|download\.pytorch\.org")
+# Words the shared analysis reads outside any trigger in plain statements: moves
+# (`m.to(d)`) and device values (`d = x.device`). Rules add theirs (`module_data_words`).
+_READ_BY_ANALYSIS = r"\.to\b|device"
 _DATA_MIN_LINES = 10
 
 
 def _stub_module_data(lines: List[str], sparse: List[str], tree: ast.Module,
-                      pattern: _Triggers) -> None:
+                      pattern: _Triggers, read_outside_triggers: "re.Pattern[str]") -> None:
     """Replace big module-level data (`default_cfgs = {...}`, 1000+ lines in timm's
     model files, most of their parse time and memory) with `name = None`.
 
@@ -286,7 +288,7 @@ def _stub_module_data(lines: List[str], sparse: List[str], tree: ast.Module,
         if isinstance(value, ast.Call) and _callee_name(value)[:1].isupper():
             continue  # `model = Net(...)`: TDV401 tracks modules built at module level
         text = "".join(lines[first:last])
-        if pattern.search(text) or _READ_OUTSIDE_TRIGGERS.search(text):
+        if pattern.search(text) or read_outside_triggers.search(text):
             continue
         if any(isinstance(sub, ast.Name) and sub.id in assigned for sub in ast.walk(value)):
             continue

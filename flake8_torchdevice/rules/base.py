@@ -169,6 +169,10 @@ class Rule:
     # runs only on text holding one (a cheap test first). Empty: always run it.
     # tests/test_fast_path.py checks every match on real code against them.
     trigger_words: ClassVar[Tuple[str, ...]] = ()
+    # Regular expression for module-level data (a long `NAME = ...` assignment) that the
+    # rule reads although it matches no trigger (TDV301: `model_urls = {...}`): the fast
+    # path keeps such data instead of stubbing it.
+    module_data_words: ClassVar[str] = ""
     # Set for rules whose findings are always calls to these callees (see CallTrigger).
     call_trigger: ClassVar[Optional[CallTrigger]] = None
     # A function `ast node of a function -> bool`: in functions, the rule's `triggers`

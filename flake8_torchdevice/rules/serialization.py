@@ -144,6 +144,8 @@ class LoadWithoutMapLocation(Rule):
     # `save` too: a function that dumps CPU tensors to a file makes its loads elsewhere safe.
     triggers = r"\b(?:load|load_url|load_state_dict_from_url|save)\b"
     trigger_words = ("load", "save")
+    # `torch.save` before a load, and module-level dicts of PyTorch's published weights
+    module_data_words = r"save|download\.pytorch\.org"
     call_trigger = CallTrigger(frozenset(name.rsplit(".", 1)[-1] for name in LOADERS) | {"save"},
                                frozenset({None}))
 
