@@ -6,8 +6,9 @@ to parse, so the fast path parses only what can hold a finding:
 
 1. a file whose text matches no rule's trigger pattern is not parsed at all;
 2. otherwise, every function (at module level or in a class) whose own text matches
-   no trigger is replaced by `def name(): pass` on its first line and blank lines
-   after it, so line and column numbers of everything kept stay the same (in
+   no trigger is replaced by `def name(): pass` on its first line, and its other
+   lines are left out (libcst pays for every line, blank or not); columns stay the
+   same and a table maps each kept line back to its line in the file (in
    functions, a rule with a `call_trigger` is triggered by such a call in the `ast`
    tree, not by its word; a rule with `matches_function` decides with its own test on
    the function's tree);
@@ -169,15 +170,31 @@ class _FunctionTriggers:
         return False
 
 
+@dataclass(frozen=True)
+class _Sparse:
+    """What is left of a file to parse, and for each of its lines the file's line number."""
+
+    text: str
+    origin: Tuple[int, ...]  # origin[i] = 1-based line in the file of the text's line i + 1
+
+    @classmethod
+    def compact(cls, sparse: List[Optional[str]]) -> "_Sparse":
+        kept = [(index + 1, line) for index, line in enumerate(sparse) if line is not None]
+        return cls("".join(line for _, line in kept), tuple(number for number, _ in kept))
+
+    def line_in_file(self, line: int) -> int:
+        return self.origin[line - 1] if 0 < line <= len(self.origin) else line
+
+
 def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _FunctionTriggers,
-                              pattern: _Triggers) -> Optional[str]:
+                              pattern: _Triggers) -> Optional[_Sparse]:
     """The source with trigger-free functions stubbed out; None when nothing is left.
 
     A stub keeps the function's name bound (`def f(): pass` on its first line), so
     names resolve as in the full file. `__init__` is kept when a sibling method is:
     TDV201 reads it to learn which methods run at construction time.
     """
-    sparse = list(lines)
+    sparse: List[Optional[str]] = list(lines)  # None: a line left out
     kept_any = False
     whole = _whole_classes(tree, triggers, lambda node: "".join(lines[_first_line(node):node.end_lineno]))
     holding_whole = _functions_holding(tree, whole) if whole else set()
@@ -187,7 +204,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         indent = head[: len(head) - len(head.lstrip())]
         sparse[first] = f"{indent}def {node.name}(): pass{_line_ending(head)}"
         for index in range(first + 1, last):
-            sparse[index] = _line_ending(lines[index]) or "\n"
+            sparse[index] = None
 
     def visit(body: Sequence[ast.stmt]) -> None:
         nonlocal kept_any
@@ -221,7 +238,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         if not pattern.search(outside):
             return None
     _stub_module_data(lines, sparse, tree, pattern, triggers.data_words)
-    return "".join(sparse)
+    return _Sparse.compact(sparse)
 
 
 def _first_line(node: ast.AST) -> int:
@@ -264,7 +281,7 @@ _READ_BY_ANALYSIS = r"\.to\b|device"
 _DATA_MIN_LINES = 10
 
 
-def _stub_module_data(lines: List[str], sparse: List[str], tree: ast.Module,
+def _stub_module_data(lines: List[str], sparse: List[Optional[str]], tree: ast.Module,
                       pattern: _Triggers, read_outside_triggers: "re.Pattern[str]") -> None:
     """Replace big module-level data (`default_cfgs = {...}`, 1000+ lines in timm's
     model files, most of their parse time and memory) with `name = None`.
@@ -294,7 +311,7 @@ def _stub_module_data(lines: List[str], sparse: List[str], tree: ast.Module,
             continue
         sparse[first] = f"{node.targets[0].id} = None{_line_ending(lines[first])}"
         for line in range(first + 1, last):
-            sparse[line] = _line_ending(lines[line]) or "\n"
+            sparse[line] = None
 
 
 def _callee_name(call: ast.Call) -> str:
@@ -340,21 +357,22 @@ def lint_source(
         return []
     if tree is None:
         tree = parse_python(source, filename)
-    text: Optional[str] = source
+    sparse: Optional[_Sparse] = None
     if fast:
         aliases = _import_aliases(tree, pattern)
         if aliases:
             pattern = _trigger_pattern(rules, aliases)
         triggers = _FunctionTriggers(rules, aliases)
-        text = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
-        if text is None:
+        sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
+        if sparse is None:
             return []
+    text = source if sparse is None else sparse.text
     if len(text) > MAX_ANALYSED:
         # libcst needs ~1 GB of memory per MB of code; PyTorch's largest file keeps 1 MB.
         raise SourceError(f"too large to analyse: {len(text) / 1e6:.1f} MB of code could hold "
                           f"findings, the limit is {MAX_ANALYSED / 1e6:.0f} MB")
     _check_chains(text, tree)
-    return _analyse(text, rules, options)
+    return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line)
 
 
 # libcst's native parser nests `a and b and ...` and dotted import names one level
@@ -382,10 +400,13 @@ def _check_chains(text: str, tree: ast.Module) -> None:
                               node.lineno, node.col_offset)
 
 
-def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding]:
+def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: Callable[[int], int]) -> List[Finding]:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    module = parse_cst(text)
+    try:
+        module = parse_cst(text)
+    except SourceError as error:
+        raise SourceError(error.reason, line_in_file(error.line), error.col) from None
     raw = analyse_module(module, rules, options)
     if not raw:
         return []
@@ -396,9 +417,9 @@ def _analyse(text: str, rules: Sequence[type], options: Options) -> List[Finding
     findings: Dict[Tuple[int, int, str, str], Finding] = {}
     for node, code, message, fix in raw:
         start, end = positions[node].start, positions[node].end
-        key = (start.line, start.column, code, message)
+        key = (line_in_file(start.line), start.column, code, message)
         fixable = is_applicable(fix, options) or (key in findings and findings[key].fixable)
-        findings[key] = Finding(*key, fixable=fixable, end_line=end.line, end_col=end.column)
+        findings[key] = Finding(*key, fixable=fixable, end_line=line_in_file(end.line), end_col=end.column)
     return sorted(findings.values())
 
 

@@ -249,6 +249,33 @@ def test_fast_path_cases(name):
     assert [f.code for f in found] == codes
 
 
+def test_lines_left_out_are_mapped_back():
+    """A stubbed function's lines are left out of what libcst parses; every reported
+    line (start and end) is the file's, before, between and after them."""
+    source = (
+        "import torch\n"                      # 1
+        "a = torch.load('a.pt')\n"            # 2
+        "def plain(x):\n"                     # 3: stubbed, lines 4-9 left out
+        '    """Doc.\n'
+        "\n"
+        '    more."""\n'
+        "    y = x + 1\n"
+        "\n"
+        "    return y\n"
+        "class Net:\n"                        # 10
+        "    def helper(self):\n"             # 11: stubbed, 12-13 left out
+        "        return 1\n"
+        "        # done\n"
+        "    def restore(self, path):\n"      # 14
+        "        return torch.load(\n"        # 15
+        "            path)\n"                 # 16
+    )
+    only = Options(enabled=frozenset({"TDV301"}))
+    found = lint_source(source, "t.py", only, tree=ast.parse(source))
+    assert [(f.line, f.col, f.end_line, f.end_col) for f in found] == [(2, 4, 2, 22), (15, 15, 16, 17)]
+    assert found == lint_source(source, "t.py", only, fast=False)
+
+
 def _corpus(timm_files: list) -> list:
     texts = [read(path) for path in timm_files] + [read(path) for path in torch_files()]
     texts += [example for rule in ALL_RULES for example in rule.VALID + rule.INVALID]
