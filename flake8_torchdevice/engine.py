@@ -92,17 +92,13 @@ class _Triggers:
                    for words, pattern in self.parts)
 
 
-def _trigger_pattern(rules: Sequence[type], extra_names: Iterable[str] = ()) -> _Triggers:
-    return _Triggers(rules, extra_names)
-
-
 _TRIGGERS_BY_CODES: dict = {}
 
 
 def _triggers_for(codes: FrozenSet[str]) -> _Triggers:
     pattern = _TRIGGERS_BY_CODES.get(codes)
     if pattern is None:
-        pattern = _trigger_pattern([r for r in ALL_RULES if r.code in codes])
+        pattern = _Triggers([r for r in ALL_RULES if r.code in codes])
         _TRIGGERS_BY_CODES[codes] = pattern
     return pattern
 
@@ -135,12 +131,12 @@ class _FunctionTriggers:
         rules = [rule for rule in rules if rule.matches_function is None]
         text_rules = [rule for rule in rules if rule.call_trigger is None]
         call_rules = [rule for rule in rules if rule.call_trigger is not None]
-        self.text = _trigger_pattern(text_rules, aliases) if text_rules else None
+        self.text = _Triggers(text_rules) if text_rules else None
         # an imported alias of a trigger (`DistributedDataParallel as DDP`) keeps a function for any rule
         self.alias_words = re.compile("|".join(rf"\b{re.escape(name)}\b" for name in aliases)) if aliases else None
-        self.call_words = _trigger_pattern(call_rules, aliases) if call_rules else None
-        # callee name -> keywords that rule the call out; an alias may stand for any callee
-        self.calls: Dict[str, FrozenSet[Optional[str]]] = {name: frozenset() for name in aliases}
+        self.call_words = _Triggers(call_rules) if call_rules else None
+        # callee name -> keywords that rule the call out
+        self.calls: Dict[str, FrozenSet[Optional[str]]] = {}
         for rule in call_rules:
             exempt = rule.call_trigger.exempt_keywords
             self.calls.update((name, exempt) for name in rule.call_trigger.callees if name not in self.calls)
@@ -361,7 +357,7 @@ def lint_source(
     if fast:
         aliases = _import_aliases(tree, pattern)
         if aliases:
-            pattern = _trigger_pattern(rules, aliases)
+            pattern = _Triggers(rules, aliases)
         triggers = _FunctionTriggers(rules, aliases)
         sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if sparse is None:

@@ -144,6 +144,13 @@ class WrapBeforeMove(Rule):
         (`self.fc = nn.Linear(2, 2).cuda(rank)`, `self.to(device)`): class facts read it."""
         params = getattr(node, "args", None)
         first = params.args[0].arg if params is not None and params.args else None
+
+        def is_move(sub: ast.AST) -> bool:
+            return isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in ("to", "cuda")
+
+        def is_own(target: ast.AST) -> bool:
+            return isinstance(target, ast.Name) and target.id == first
+
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and sub.id in _WRAPPER_NAMES:
                 return True
@@ -151,18 +158,16 @@ class WrapBeforeMove(Rule):
                 return True
             if isinstance(sub, ast.alias) and sub.name.rsplit(".", 1)[-1] in _WRAPPER_NAMES:
                 return True  # imported inside the function
-            if first is None or not isinstance(sub, ast.Call) or not isinstance(sub.func, ast.Attribute) \
-                    or sub.func.attr not in ("to", "cuda"):
+            if first is None:
                 continue
-            if isinstance(sub.func.value, ast.Name) and sub.func.value.id == first:
+            if is_move(sub) and is_own(sub.func.value):  # type: ignore[attr-defined]
                 return True  # self.to(device)
-        return first is not None and any(
-            isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None
-            and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first
-                    for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]))
-            and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("to", "cuda")
-                    for c in ast.walk(sub.value))
-            for sub in ast.walk(node))
+            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None \
+                    and any(isinstance(t, ast.Attribute) and is_own(t.value)
+                            for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])) \
+                    and any(is_move(c) for c in ast.walk(sub.value)):
+                return True  # self.fc = nn.Linear(2, 2).cuda(rank)
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         target = move_target(node)
