@@ -442,7 +442,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where a fix needs a device and none is in scope, add one selection after the imports: "
                           'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")')
     fix.set_defaults(handler=command_fix)
+    # Listed for --help; main() hands its arguments to the emulator untouched.
+    commands.add_parser("emulate", help="run a script (or -m module) with an emulated CUDA GPU (needs torch)",
+                        add_help=False)
     return parser
+
+
+def command_emulate(argv: Sequence[str]) -> int:
+    from .emulate.run import main as run_emulated  # imports torch only when the program starts
+
+    return run_emulated(argv, prog="flake8-torchdevice emulate")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -450,9 +459,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # a file name that is not valid UTF-8 must not stop the run
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["emulate"]:
+        # The program's own exceptions and exit status pass through, as under `python`.
+        return command_emulate(arguments[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:
         return EXIT_CLEAN if exit_.code == 0 else EXIT_ERROR
     try:

@@ -1,0 +1,331 @@
+"""The emulated device itself: PyTorch's PrivateUse1 backend, registered from Python as
+`emucuda`, and `EmulatedTensor`, a wrapper tensor on it that holds a CPU tensor.
+
+Every operator that reaches an `EmulatedTensor` goes through `__torch_dispatch__`:
+the devices of its tensor arguments are checked as CUDA's kernels check them
+(`check_devices`), then the operator runs on the held CPU tensors and its results are
+wrapped again. PyTorch's C++ side (autograd, `Module._apply`, the optimizers) sees a
+real second device; Python code sees `cuda` (`device`, `is_cuda`, `type()`).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional, Sequence
+
+import torch
+from torch.utils import _pytree as pytree
+
+from . import BACKEND
+
+aten = torch.ops.aten
+
+
+class _State:
+    """What the program may ask of the device: how many there are and which is current."""
+
+    devices = 1
+    current = 0
+
+
+state = _State()
+
+
+# ---------------------------------------------------------------- registration
+
+
+class _DeviceModule:
+    """`torch.emucuda`: what PyTorch asks a backend's module (random seeds, counts)."""
+
+    @staticmethod
+    def is_available() -> bool:
+        return True
+
+    @staticmethod
+    def is_initialized() -> bool:
+        return True
+
+    @staticmethod
+    def device_count() -> int:
+        return state.devices
+
+    @staticmethod
+    def current_device() -> int:
+        return state.current
+
+    @staticmethod
+    def _is_in_bad_fork() -> bool:
+        return False
+
+    @staticmethod
+    def manual_seed_all(seed: int) -> None:
+        return None  # emulated tensors draw from the CPU generator
+
+    @staticmethod
+    def get_amp_supported_dtype() -> List[torch.dtype]:
+        return [torch.float16, torch.bfloat16]
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
+    def is_available(self) -> bool:
+        return True
+
+    def has_primary_context(self, device_index: int) -> bool:
+        return True
+
+    def is_built(self) -> bool:
+        return True
+
+
+class _Guard(torch._C._acc.DeviceGuard):
+    def type_(self):
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+_registered = False
+_library: Optional[torch.library.Library] = None
+
+
+def register() -> None:
+    """Registers the backend once per process (PyTorch allows one PrivateUse1 name)."""
+    global _registered, _library
+    if _registered:
+        return
+    name = torch._C._get_privateuse1_backend_name()
+    if name not in ("privateuseone", BACKEND):
+        raise RuntimeError(f"cannot emulate CUDA: the PrivateUse1 backend is already used by {name!r}")
+    if name == "privateuseone":
+        torch.utils.rename_privateuse1_backend(BACKEND)
+        torch._register_device_module(BACKEND, _DeviceModule())
+        torch._C._acc.register_python_privateuseone_hook(_Hooks())
+        torch._C._acc.register_python_privateuseone_device_guard(_Guard())
+    # PyTorch's own composite kernels (`_to_copy`, `zeros`, autograd's zero gradients)
+    # allocate on the device through these two; everything else reaches __torch_dispatch__.
+    _library = torch.library.Library("aten", "IMPL")
+    _library.impl("empty.memory_format", _empty, "PrivateUse1")
+    _library.impl("empty_strided", _empty_strided, "PrivateUse1")
+    _registered = True
+
+
+def _index(device: Any) -> int:
+    index = torch.device(device).index if device is not None else None
+    return state.current if index is None else index
+
+
+def _empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    data = torch.empty(size, dtype=dtype, memory_format=memory_format or torch.contiguous_format)
+    return EmulatedTensor(data, _index(device))
+
+
+def _empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    return EmulatedTensor(torch.empty_strided(size, stride, dtype=dtype), _index(device))
+
+
+# ---------------------------------------------------------------- the tensor
+
+
+_LEGACY_NAMES = {
+    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
+    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor", torch.bool: "BoolTensor",
+}
+
+
+def legacy_type_name(dtype: torch.dtype, cuda: bool) -> str:
+    """`torch.cuda.FloatTensor`, as `Tensor.type()` names a tensor's type."""
+    return ("torch.cuda." if cuda else "torch.") + _LEGACY_NAMES.get(dtype, "FloatTensor")
+
+
+class EmulatedTensor(torch.Tensor):
+    """A tensor on the emulated device: its data is the CPU tensor `_data`."""
+
+    _data: torch.Tensor
+    _index: int
+
+    @staticmethod
+    def __new__(cls, data: torch.Tensor, index: int = 0) -> "EmulatedTensor":
+        self = torch.Tensor._make_wrapper_subclass(
+            cls, data.size(), strides=data.stride(), storage_offset=data.storage_offset(),
+            dtype=data.dtype, layout=data.layout, device=torch.device(BACKEND, index),
+            requires_grad=False)
+        self._data = data
+        self._index = index
+        return self
+
+    # Operators reach __torch_dispatch__; the Python API needs no second hook.
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]
+        return torch.device("cuda", self._index)
+
+    @property
+    def is_cuda(self) -> bool:  # type: ignore[override]
+        return True
+
+    def numpy(self, *, force: bool = False):  # type: ignore[override]
+        raise TypeError(f"can't convert cuda:{self._index} device type tensor to numpy. "
+                        "Use Tensor.cpu() to copy the tensor to host memory first.")
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy()
+
+    def tolist(self):  # type: ignore[override]
+        return self._data.tolist()
+
+    def data_ptr(self) -> int:  # type: ignore[override]
+        return self._data.data_ptr()
+
+    def __format__(self, format_spec: str) -> str:
+        if self.dim() == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
+        text = repr(self._data.detach())
+        extra = f"device='cuda:{self._index}'"
+        cut = text.find(", dtype=")
+        cut = len(text) - 1 if cut == -1 else cut
+        text = f"{text[:cut]}, {extra}{text[cut:]}"
+        if self.grad_fn is not None:
+            text = f"{text[:-1]}, grad_fn=<{type(self.grad_fn).__name__}>)"
+        elif self.requires_grad:
+            text = f"{text[:-1]}, requires_grad=True)"
+        return ("Parameter containing:\n" + text) if getattr(self, "_is_param", False) else text
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "EmulatedTensor":
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = EmulatedTensor(self._data.detach().clone(), self._index)
+        copied.requires_grad_(self.requires_grad)
+        if getattr(self, "_is_param", False):
+            copied._is_param = True
+        if self.grad is not None:
+            copied.grad = copy.deepcopy(self.grad, memo)
+        memo[id(self)] = copied
+        return copied
+
+    def __reduce_ex__(self, protocol: int):
+        # Pickled as the CPU tensor it holds, so that a checkpoint is a plain PyTorch
+        # checkpoint; its storage is tagged `cuda:N` as a GPU's would be (`serialization`).
+        from .serialization import remember_saved
+
+        data = self._data.detach()
+        remember_saved(data, self._index)
+        if getattr(self, "_is_param", False):
+            return torch._utils._rebuild_parameter, (data, self.requires_grad, {})
+        reducer, arguments = data.__reduce_ex__(protocol)[:2]
+        if reducer is torch._utils._rebuild_tensor_v2 and self.requires_grad:
+            arguments = arguments[:4] + (True,) + arguments[5:]
+        return reducer, arguments
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        flat = pytree.arg_tree_leaves(*args, **kwargs)
+        check_devices(func, args, flat)
+        index = next(t._index for t in flat if isinstance(t, EmulatedTensor))
+        held = {id(t._data): t for t in flat if isinstance(t, EmulatedTensor)}
+        target = kwargs.get("device")
+        if target is not None:
+            target = torch.device(target)
+            kwargs = dict(kwargs, device=torch.device("cpu"))
+            if target.type == BACKEND:
+                index = _index(target)
+            elif target.type == "cpu":
+                index = None  # a copy to the host (`.cpu()`, `.to("cpu")`): stays there
+        if kwargs.get("pin_memory"):
+            kwargs = dict(kwargs, pin_memory=False)
+        unwrap = lambda t: t._data if isinstance(t, EmulatedTensor) else t  # noqa: E731
+        result = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs))
+
+        def wrap(value: Any) -> Any:
+            if not isinstance(value, torch.Tensor):
+                return value
+            if id(value) in held:  # an in-place op or out= returns its argument
+                return held[id(value)]
+            if isinstance(value, EmulatedTensor) or index is None:
+                return value
+            for arg in flat:  # ...or a CPU argument (`cpu.copy_(emulated)`)
+                if arg is value:
+                    return value
+            return EmulatedTensor(value, index)
+
+        return pytree.tree_map(wrap, result)
+
+
+def to_emulated(tensor: torch.Tensor, index: Optional[int] = None) -> torch.Tensor:
+    """`tensor` moved to the emulated device `index` (the current one by default)."""
+    return tensor.to(torch.device(BACKEND, state.current if index is None else index))
+
+
+# ---------------------------------------------------------------- device checks
+
+# Operators that CUDA runs across devices on purpose: copies between host and device.
+_CROSS_DEVICE = {
+    aten.copy_.default, aten._to_copy.default, aten._copy_from.default,
+    aten._copy_from_and_resize.default, aten.copy.default, aten.lift_fresh.default,
+    aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor,
+    aten._has_same_storage_numel.default, aten.is_same_size.default,
+}
+# Advanced indexing: the indices may stay on the CPU (and so may index_put_'s values,
+# which PyTorch moves or broadcasts); an emulated index of a CPU tensor is refused.
+_INDEXING = {
+    aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
+    aten._unsafe_index.Tensor, aten._unsafe_index_put.default,
+}
+_CONVOLUTIONS = {aten.convolution.default, aten._convolution.default, aten.conv2d.default,
+                 aten.conv1d.default, aten.conv3d.default}
+
+
+def device_name(tensor: torch.Tensor) -> str:
+    if isinstance(tensor, EmulatedTensor):
+        return f"cuda:{tensor._index}"
+    return str(tensor.device)
+
+
+def _type_string(tensor: torch.Tensor) -> str:
+    """How PyTorch names a tensor's type in its convolution errors."""
+    cuda = isinstance(tensor, EmulatedTensor)
+    if tensor.dtype in _LEGACY_NAMES and tensor.dtype != torch.bfloat16:
+        return legacy_type_name(tensor.dtype, cuda)
+    scalar = {torch.bfloat16: "BFloat16", torch.complex64: "ComplexFloat"}.get(tensor.dtype, str(tensor.dtype))
+    return f"{'CUDA' if cuda else 'CPU'}{scalar}Type"
+
+
+def check_devices(func, args: Sequence[Any], flat: Sequence[Any]) -> None:
+    """Raises PyTorch's error where a CUDA kernel would refuse this mix of devices."""
+    if func in _CROSS_DEVICE:
+        return
+    if func in _INDEXING:
+        receiver = args[0]
+        if not isinstance(receiver, EmulatedTensor) and receiver.device.type == "cpu":
+            indices = [t for t in pytree.tree_leaves(args[1]) if isinstance(t, EmulatedTensor)]
+            if indices:
+                raise RuntimeError(f"indices should be either on cpu or on the same device as the "
+                                   f"indexed tensor ({receiver.device})")
+        flat = [receiver] + [t for t in pytree.tree_leaves(args[1]) if isinstance(t, EmulatedTensor)]
+    if func in _CONVOLUTIONS and len(args) >= 2:
+        _check_convolution(args)
+    seen: List[str] = []
+    for value in flat:
+        if not isinstance(value, torch.Tensor):
+            continue
+        if not isinstance(value, EmulatedTensor) and value.device.type == "cpu" and value.dim() == 0:
+            continue  # a CPU scalar mixes with tensors of any device, as on CUDA
+        name = device_name(value)
+        if name not in seen:
+            seen.append(name)
+            if len(seen) == 2:
+                raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                                   f"two devices, {seen[0]} and {seen[1]}!")
+
+
+def _check_convolution(args: Sequence[Any]) -> None:
+    data, weight = args[0], args[1]
+    bias = args[2] if len(args) > 2 and isinstance(args[2], torch.Tensor) else None
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if isinstance(parameter, torch.Tensor) and device_name(parameter) != device_name(data):
+            raise RuntimeError(f"Input type ({_type_string(data)}) and {name} type ({_type_string(parameter)}) "
+                               f"should be the same or input should be a MKLDNN tensor and {name} is a "
+                               "dense tensor")

@@ -1,0 +1,68 @@
+"""`emulate_cuda()`: the emulated GPU for the length of a `with` block (or a process)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, List, Optional, Tuple
+
+from . import backend, cuda_api, parallel, serialization
+from .mode import EmulationMode
+
+_lock = threading.Lock()
+_active: Optional["EmulatedCuda"] = None
+
+
+class EmulatedCuda:
+    """While entered, `torch.cuda` reports `devices` GPUs and CUDA tensors live on the
+    emulated device. The redirection of `device="cuda"` arguments applies to the thread
+    that entered it (PyTorch's function modes are per thread); `torch.cuda`'s answers and
+    pinned memory apply to every thread. Sessions do not nest: entering a second one
+    while one is active raises RuntimeError."""
+
+    def __init__(self, devices: int = 1) -> None:
+        if devices < 1:
+            raise ValueError("devices must be at least 1")
+        self.devices = devices
+        self._saved: List[Tuple[Any, str, Any]] = []
+        self._mode: Optional[EmulationMode] = None
+
+    def __enter__(self) -> "EmulatedCuda":
+        global _active
+        with _lock:
+            if _active is not None:
+                raise RuntimeError("the emulated GPU is already active")
+            backend.register()
+            backend.state.devices, backend.state.current = self.devices, 0
+            for owner, name, value in cuda_api.patches() + serialization.patches() + parallel.patches():
+                self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
+                setattr(owner, name, value)
+            self._mode = EmulationMode()
+            self._mode.__enter__()
+            _active = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _active
+        with _lock:
+            if self._mode is not None:
+                self._mode.__exit__(*exc)
+                self._mode = None
+            for owner, name, value in reversed(self._saved):
+                if value is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, value)
+            self._saved.clear()
+            _active = None
+
+
+_MISSING = object()
+
+
+def emulate_cuda(devices: int = 1) -> EmulatedCuda:
+    """`with emulate_cuda(): ...` runs the block with `devices` emulated GPUs."""
+    return EmulatedCuda(devices)
+
+
+def active() -> bool:
+    return _active is not None
