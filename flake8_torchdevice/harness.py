@@ -21,33 +21,34 @@ on a GPU, made with `save_as_if_on_cuda`). Each fixture runs in its own temporar
 copy of the folder, so nothing is written into the project.
 
 The device: fixtures choose their device the way user code does,
-`torch.device(os.environ.get("TDV_HARNESS_DEVICE", "cuda" if torch.cuda.is_available() else "cpu"))`.
-`TDV_HARNESS_DEVICE` is the one mechanism the harness uses to steer them: for
-rules whose bug needs a second device to show (`stand_in` in `RULES` below) it is set to
-`meta`, the stand-in accelerator; otherwise it is left unset.
+`"cuda" if torch.cuda.is_available() else "cpu"` (`TDV_HARNESS_DEVICE`, when set by hand,
+overrides the choice; the harness never sets it). The harness steers them by where it
+runs them: CPU-only (`CUDA_VISIBLE_DEVICES=""`), on the project's emulated GPU
+(`python -m flake8_torchdevice.emulate --devices 2`, CUDA hidden too: two GPUs, because
+DataParallel checks its module's device only with more than one), or on the machine's GPU.
 
 Per fixture, the harness checks:
 
-1. `bad.py`, run in a fresh subprocess with CUDA hidden (`CUDA_VISIBLE_DEVICES=""`),
-   fails with PyTorch's own error: the exception type and message of the traceback's
-   last line match the rule's entry in `RULES`, and the fixture holds no `raise` or
-   `assert` of its own;
-2. `good.py` run the same way exits 0;
+1. `bad.py`, run in a fresh subprocess CPU-only, fails with PyTorch's own error: the
+   exception type and message of the traceback's last line match the rule's entry in
+   `RULES`, and the fixture holds no `raise` or `assert` of its own. For rules whose bug
+   needs a second device (`second_device`), it runs on the emulated GPU;
+2. `good.py` run CPU-only exits 0;
 3. the linter (`lint_path`, the same code as the CLI, `# noqa` included) reports
    exactly the marked findings (code and line) on `bad.py` and nothing on `good.py`;
 4. fix: `fix --add-device` (`flake8_torchdevice.fix.fix_source`) applied to a copy of
-   `bad.py` must give a program that runs as `good.py` does and lints clean (`fix:
-   none` when nothing in it is fixable; `unproven` when, CPU-only, the fixed program of
-   a bug that fails on GPUs too meets the same error for a reason of its own: DDP's
-   `device_ids` with a CPU module. With an accelerator it must then pass there);
-5. gpu: with an accelerator present, `good.py` also runs on it and exits 0, and for
-   rules whose bug fails on a real accelerator too (`fails_on_gpu`), `bad.py` must
-   fail there with the same kind of error; otherwise `gpu: skipped`.
+   `bad.py` must give a program that runs as `good.py` does, and where `bad.py` failed, and
+   lints clean (`fix: none` when nothing in it is fixable; `ok on the <accelerator>` when,
+   CPU-only, the fixed program of a bug that fails on GPUs too meets the same error for a
+   reason of its own: DDP's `device_ids` with a CPU module);
+5. accelerator: the machine's GPU when PyTorch sees one, otherwise the emulated GPU.
+   `good.py` and the fixed `bad.py` run there and exit 0, and for rules whose bug fails
+   on a GPU (`fails_on_gpu`: families 2 and 4) `bad.py` must fail there with PyTorch's
+   error. The row says where: `accelerator: emulated GPU, passed`.
 
 A fixture whose bug cannot show on a CPU-only machine says so in bad.py's
 docstring, on a line `No CPU-only failure: <reason>`. Its bad.py must then run
-cleanly CPU-only (the claim is checked too), and it must fail on an accelerator
-when one is present (step 5); without one its row says `gpu: skipped`.
+cleanly CPU-only (the claim is checked too), and it must fail on the accelerator (step 5).
 
 Every subprocess has a timeout: one hanging fixture cannot hang the harness.
 The harness imports torch only to ask whether an accelerator is present and in
@@ -75,7 +76,10 @@ from .engine import Options
 from .rules import RULES_BY_CODE
 
 DEVICE_ENV = "TDV_HARNESS_DEVICE"
-STAND_IN = "meta"
+# Where a program runs.
+CPU_ONLY, EMULATED, GPU = "cpu-only", "emulated GPU", "GPU"
+# DataParallel leaves its module where it is, and checks it, only with two GPUs or more.
+EMULATED_DEVICES = 2
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
 DEFAULT_TIMEOUT = 120.0
@@ -94,8 +98,10 @@ class RuleRun:
     prevents: str  # the PyTorch error, as the README names it
     # (exception type, message regex): PyTorch's own errors for this bug.
     errors: Tuple[Tuple[str, str], ...]
-    stand_in: bool = False  # needs a second device: `meta` stands in for it CPU-only
-    fails_on_gpu: bool = False  # bad.py fails on a real accelerator too
+    # The bug shows only where a second device exists: CPU-only, bad.py and good.py run
+    # on the emulated GPU.
+    second_device: bool = False
+    fails_on_gpu: bool = False  # bad.py fails on an accelerator (real or emulated) too
 
 
 CUDA_UNAVAILABLE = (
@@ -105,8 +111,9 @@ CUDA_UNAVAILABLE = (
     ("RuntimeError", r"^Cannot access accelerator device when none is available"),  # .cuda(<index>)
 )
 DEVICE_MISMATCH = (
-    ("RuntimeError", r"^Expected all tensors to be on the same device"),  # CUDA
-    ("RuntimeError", r"^Tensor on device \S+ is not on the expected device \S+!"),  # meta
+    ("RuntimeError", r"^Expected all tensors to be on the same device"),
+    ("RuntimeError", r"^Input type \(\S+\) and (weight|bias) type \(\S+\) should be the same"),  # convolutions
+    ("RuntimeError", r"^indices should be either on cpu or on the same device as the indexed tensor"),
 )
 CUDA_ONLY_API = CUDA_UNAVAILABLE + (  # torch 2.13 CPU builds (tests/test_cuda_only_apis.py)
     ("TypeError", r"^type torch\.cuda\.\w+ not available\. Torch not compiled with CUDA enabled"),  # legacy types
@@ -135,13 +142,13 @@ RULES: Dict[str, RuleRun] = {
                                                         r"not (builtin_function_or_method|method)$"),)),
     "TDV201": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
                       'at least two devices, cuda:0 and cpu!"', DEVICE_MISMATCH,
-                      stand_in=True, fails_on_gpu=True),
+                      second_device=True, fails_on_gpu=True),
     "TDV202": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
                       'at least two devices, cuda:0 and cpu!" (the attribute stayed on the CPU after '
-                      'model.to(device))', DEVICE_MISMATCH, stand_in=True, fails_on_gpu=True),
+                      'model.to(device))', DEVICE_MISMATCH, second_device=True, fails_on_gpu=True),
     "TDV203": RuleRun('RuntimeError: "Expected all tensors to be on the same device, but found '
                       'at least two devices, cuda:0 and cpu!" (the batch never left the CPU)',
-                      DEVICE_MISMATCH, stand_in=True, fails_on_gpu=True),
+                      DEVICE_MISMATCH, second_device=True, fails_on_gpu=True),
     "TDV301": RuleRun('RuntimeError: "Attempting to deserialize object on a CUDA device but '
                       'torch.cuda.is_available() is False"',
                       (("RuntimeError", r"^Attempting to deserialize object on a CUDA device"),)),
@@ -193,7 +200,8 @@ class Result:
     good: Optional[Run] = None
     lint: str = "not run"
     fix: str = "none"
-    gpu: str = "skipped"
+    # Step 5: "<where>, passed" or "<where>, failed" (where: GPU or emulated GPU).
+    accelerator: str = "not run"
     # Why bad.py cannot fail CPU-only, from its docstring; None: it must fail there.
     gpu_only: Optional[str] = None
     problems: List[str] = field(default_factory=list)
@@ -213,7 +221,7 @@ class Result:
             f"good: {self.good.status if self.good else 'not run'}",
             f"lint: {self.lint}",
             f"fix: {self.fix}",
-            f"gpu: {self.gpu}",
+            f"accelerator: {self.accelerator}",
         ])
 
 
@@ -273,25 +281,25 @@ def accelerator_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def _env(device: Optional[str], hide_cuda: bool) -> Dict[str, str]:
+def _env(hide_cuda: bool) -> Dict[str, str]:
     env = dict(os.environ)
-    env.pop(DEVICE_ENV, None)
-    if device is not None:
-        env[DEVICE_ENV] = device
+    env.pop(DEVICE_ENV, None)  # the programs choose their device as user code does
     if hide_cuda:
         env["CUDA_VISIBLE_DEVICES"] = ""
-    # Fixtures (prepare.py) import this package even when it is not installed.
+    # Fixtures (prepare.py) and the emulator import this package even when it is not installed.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PROJECT_ROOT, env.get("PYTHONPATH")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
-def run_program(script: str, cwd: str, timeout: float, device: Optional[str] = None,
-                hide_cuda: bool = True) -> Run:
+def run_program(script: str, cwd: str, timeout: float, where: str = CPU_ONLY) -> Run:
     """Runs `python script` in a fresh process (its own process group, so a timeout
-    kills everything it started)."""
-    shown = device or ("cpu-only" if hide_cuda else "accelerator")
-    process = subprocess.Popen([sys.executable, script], cwd=cwd, env=_env(device, hide_cuda),
+    kills everything it started): CPU-only (CUDA hidden), on the emulated GPU (CUDA
+    hidden too) or on the machine's GPU."""
+    command = [sys.executable, script]
+    if where == EMULATED:
+        command[1:1] = ["-m", "flake8_torchdevice.emulate", "--devices", str(EMULATED_DEVICES)]
+    process = subprocess.Popen(command, cwd=cwd, env=_env(hide_cuda=where != GPU),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                start_new_session=True, text=True, errors="replace")
     try:
@@ -299,8 +307,8 @@ def run_program(script: str, cwd: str, timeout: float, device: Optional[str] = N
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
-        return Run("timeout", device=shown, tail=f"killed after {timeout:g}s\n" + output[-2000:])
-    run = Run("passed" if process.returncode == 0 else "failed", process.returncode, shown,
+        return Run("timeout", device=where, tail=f"killed after {timeout:g}s\n" + output[-2000:])
+    run = Run("passed" if process.returncode == 0 else "failed", process.returncode, where,
               tail=output[-2000:])
     if process.returncode != 0:
         run.error_type, run.message, run.origin = parse_traceback(output)
@@ -414,6 +422,8 @@ def _autofixer():
 
 
 def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[bool] = None) -> Result:
+    """Every check of the module docstring on one fixture. `gpu`: whether a real
+    accelerator runs step 5 (default: ask PyTorch); otherwise the emulated GPU does."""
     name = os.path.basename(os.path.normpath(folder))
     match = FIXTURE_RE.match(name)
     result = Result(name, match.group(1) if match else "?")
@@ -440,7 +450,9 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
         result.lint = "error"
         result.problems.append(f"lint: {error}")
 
-    stand_in = STAND_IN if rule.stand_in else None
+    accelerator = GPU if (accelerator_available() if gpu is None else gpu) else EMULATED
+    # Step 1's machine: CPU-only, where a bug that needs a second device shows on the emulated GPU.
+    first = EMULATED if rule.second_device else CPU_ONLY
     with tempfile.TemporaryDirectory(prefix=f"tdv-{name}-") as work:
         work = os.path.join(work, name)
         shutil.copytree(folder, work)
@@ -449,39 +461,44 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
             if prepared.status != "passed":
                 result.problems.append(f"prepare.py {prepared.status}: {prepared.error}")
                 return _finish(result)
-        # bad.py and good.py are independent: run them side by side.
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            bad_run = pool.submit(run_program, "bad.py", work, timeout, stand_in)
-            good_run = pool.submit(run_program, "good.py", work, timeout, stand_in)
+        # The programs are independent: run them side by side.
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            bad_run = pool.submit(run_program, "bad.py", work, timeout, first)
+            good_run = pool.submit(run_program, "good.py", work, timeout, CPU_ONLY)
+            good_there = pool.submit(run_program, "good.py", work, timeout, accelerator)
             result.bad, result.good = bad_run.result(), good_run.result()
+            good_there_run = good_there.result()
         if result.bad.status == "timeout":
             result.problems.append("bad.py timed out")
         elif result.gpu_only is not None:
             if result.bad.status != "passed":
                 result.problems.append(f"bad.py fails CPU-only although its docs say it cannot: {result.bad.error}")
         elif result.bad.status == "passed":
-            result.problems.append("bad.py did not fail")
+            result.problems.append("bad.py did not fail" + (f" on the {first}" if first != CPU_ONLY else ""))
         elif not matches(result.bad, rule):
             result.problems.append(f"bad.py failed, but not with PyTorch's error for {result.rule}: "
                                    f"{result.bad.error}")
         if result.good.status != "passed":
             result.problems.append(f"good.py {result.good.status}: {result.good.error}")
-        if gpu is None:
-            gpu = accelerator_available()
         fixer = _autofixer()
         if fixer is not None:
-            result.fix = _check_fix(fixer, rule, bad, work, timeout, stand_in, result.problems, gpu)
-        if gpu:
-            result.gpu = _check_gpu(rule, work, timeout, result.problems, result.gpu_only is not None)
-        elif result.gpu_only is not None:
-            result.gpu = "skipped (the bug needs an accelerator to show)"
+            result.fix = _check_fix(fixer, rule, bad, work, timeout, first, accelerator, result.problems)
+        before = len(result.problems)
+        if good_there_run.status != "passed":
+            result.problems.append(f"good.py on the {accelerator} {good_there_run.status}: {good_there_run.error}")
+        if rule.fails_on_gpu or result.gpu_only is not None:
+            bad_there = result.bad if first == accelerator else run_program("bad.py", work, timeout, accelerator)
+            if not matches(bad_there, rule):
+                result.problems.append(f"bad.py on the {accelerator} did not fail the same way: {bad_there.error}")
+        result.accelerator = f"{accelerator}, {'passed' if len(result.problems) == before else 'failed'}"
     return _finish(result)
 
 
-def _check_fix(fixer, rule: RuleRun, bad: str, work: str, timeout: float, device: Optional[str],
-               problems: List[str], gpu: bool) -> str:
-    """`fix --add-device` applied to a copy of bad.py, run exactly as good.py is run:
-    it must pass and lint clean. "none" when nothing in bad.py is fixable."""
+def _check_fix(fixer, rule: RuleRun, bad: str, work: str, timeout: float, first: str, accelerator: str,
+               problems: List[str]) -> str:
+    """`fix --add-device` applied to a copy of bad.py, run as good.py is run (and where
+    bad.py failed): it must pass there and on the accelerator, and lint clean. "none"
+    when nothing in bad.py is fixable."""
     with open(bad, encoding="utf-8") as handle:
         source = handle.read()
     fixed = fixer(source, bad, add_device=True).text
@@ -494,35 +511,22 @@ def _check_fix(fixer, rule: RuleRun, bad: str, work: str, timeout: float, device
     left = lint_findings(path)
     if left:
         problems.append(f"fixed bad.py: linter still reports {_describe(left)}")
-    run = run_program("fixed.py", work, timeout, device)
-    if run.status == "passed":
-        return "ok" if len(problems) == before else "failed"
-    if rule.fails_on_gpu and matches(run, rule) and not left:
-        # A bug that fails on GPUs too, whose fixed program meets the same error CPU-only
-        # for a reason of its own (DistributedDataParallel takes device_ids only for GPU
-        # modules, and the fixed program moves the module to the CPU there): only an
-        # accelerator can prove this fix.
-        if not gpu:
-            return "unproven CPU-only (needs an accelerator)"
-        on_gpu = run_program("fixed.py", work, timeout, hide_cuda=False)
-        if on_gpu.status == "passed":
-            return "ok on the accelerator"
-        problems.append(f"fixed bad.py on the accelerator {on_gpu.status}: {on_gpu.error}")
+    places = list(dict.fromkeys([CPU_ONLY, first, accelerator]))
+    with ThreadPoolExecutor(max_workers=len(places)) as pool:
+        runs = dict(zip(places, pool.map(lambda where: run_program("fixed.py", work, timeout, where), places)))
+    cpu_only = runs[CPU_ONLY]
+    if cpu_only.status != "passed" and not (rule.fails_on_gpu and matches(cpu_only, rule) and not left):
+        problems.append(f"fixed bad.py {cpu_only.status}: {cpu_only.error}")
+    # A bug that fails on GPUs too may leave a fixed program that meets the same error
+    # CPU-only for a reason of its own (DistributedDataParallel takes device_ids only for
+    # GPU modules, and the fixed program moves the module to the CPU there): the
+    # accelerator proves that fix.
+    for where in places[1:]:
+        if runs[where].status != "passed":
+            problems.append(f"fixed bad.py on the {where} {runs[where].status}: {runs[where].error}")
+    if len(problems) != before:
         return "failed"
-    problems.append(f"fixed bad.py {run.status}: {run.error}")
-    return "failed"
-
-
-def _check_gpu(rule: RuleRun, work: str, timeout: float, problems: List[str], gpu_only: bool) -> str:
-    before = len(problems)
-    good = run_program("good.py", work, timeout, hide_cuda=False)
-    if good.status != "passed":
-        problems.append(f"good.py on the accelerator {good.status}: {good.error}")
-    if rule.fails_on_gpu or gpu_only:
-        bad = run_program("bad.py", work, timeout, hide_cuda=False)
-        if not matches(bad, rule):
-            problems.append(f"bad.py on the accelerator did not fail the same way: {bad.error}")
-    return "passed" if len(problems) == before else "failed"
+    return "ok" if cpu_only.status == "passed" else f"ok on the {accelerator}"
 
 
 def _finish(result: Result) -> Result:
@@ -599,34 +603,48 @@ def readme_section(data: Dict[str, Any]) -> str:
             text = f"`{bad['error_type']}: {_short(first_sentence(bad['message']))}`{device}"
             if text not in seen.setdefault(fixture["rule"], []):
                 seen[fixture["rule"]].append(text)
-    accelerator = "with an accelerator" if data["accelerator"] else "CPU-only"
+    machine = "on a machine with a GPU" if data["accelerator"] else "on a CPU-only machine"
+    accelerator = "the GPU" if data["accelerator"] else "the project's emulated GPU (`flake8_torchdevice.emulate`)"
     lines = [
         "Generated by `python -m flake8_torchdevice.harness --json | "
         "python -m flake8_torchdevice.harness --readme README.md`; do not edit by hand.",
         "",
         f"Each rule has fixture programs under `fixtures/` that the harness runs under real "
-        f"PyTorch ({data['torch'] or 'unknown version'}, {accelerator}, CUDA hidden from the "
+        f"PyTorch ({data['torch'] or 'unknown version'}, {machine}, CUDA hidden from the "
         "programs): the buggy `bad.py` fails with PyTorch's own error, the fixed `good.py` runs, "
-        "and the linter reports exactly the marked lines. Bugs that need a second device use "
-        "`meta` as the stand-in accelerator.",
+        "and the linter reports exactly the marked lines. Bugs that need a second device fail "
+        "on the emulated GPU, which computes real numbers on the CPU while PyTorch sees two "
+        f"devices. Then every `good.py` and fixed `bad.py` runs on {accelerator}, and every "
+        "`bad.py` of families 2 and 4 must fail there too: the last column says where each "
+        "rule's fixtures were proven.",
         "",
-        "| Rule | The PyTorch error it prevents | Raised in this run | Fixtures passed | Fixed automatically |",
-        "|---|---|---|---|---|",
+        "| Rule | The PyTorch error it prevents | Raised in this run | Fixtures passed | Fixed automatically "
+        "| Accelerator step |",
+        "|---|---|---|---|---|---|",
     ]
     by_rule = Counter(f["rule"] for f in data["fixtures"] if f["passed"])
     for code, info in data["rules"].items():
         name = f" `{info['name']}`" if info["name"] else ""
         raised = "<br>".join(seen.get(code, [])) or "none"
         lines.append(f"| {code}{name} | {_cell(info['prevents'])} | {raised} | "
-                     f"{by_rule.get(code, 0)} of {info['fixtures']} | {_fixed_cell(data, code)} |")
+                     f"{by_rule.get(code, 0)} of {info['fixtures']} | {_fixed_cell(data, code)} | "
+                     f"{_accelerator_cell(data, code)} |")
     gpu_only = [f for f in data["fixtures"] if f.get("gpu_only")]
     if data["no_cpu_failure"] or gpu_only:
         lines += ["", "Bugs with no CPU-only failure to show:", ""]
         lines += [f"- {code}: {reason}" for code, reason in data["no_cpu_failure"].items()]
-        lines += [f"- {f['rule']}, `fixtures/{f['name']}`: {f['gpu_only']} Its `bad.py` is run on an "
-                  f"accelerator when one is present (this run: {f['gpu'].split(' (')[0]})." for f in gpu_only]
+        lines += [f"- {f['rule']}, `fixtures/{f['name']}`: {f['gpu_only']} Its `bad.py` fails on the "
+                  f"accelerator instead (this run: {f.get('accelerator', 'not run')})." for f in gpu_only]
     lines += ["", f"Result: {data['passed']} passed, {data['failed']} failed."]
     return "\n".join(lines)
+
+
+def _accelerator_cell(data: Dict[str, Any], code: str) -> str:
+    """Where step 5 ran a rule's fixtures, and how many passed there."""
+    places = Counter(f.get("accelerator", "not run").split(",")[0] for f in data["fixtures"] if f["rule"] == code)
+    passed = sum(1 for f in data["fixtures"] if f["rule"] == code and f.get("accelerator", "").endswith("passed"))
+    where = ", ".join(sorted(places))
+    return f"{passed} of {sum(places.values())} on the {where}" if places else "none"
 
 
 def _fixed_cell(data: Dict[str, Any], code: str) -> str:

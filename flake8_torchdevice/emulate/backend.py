@@ -17,15 +17,18 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import BACKEND
+from .kernels import GPU_ONLY
 
 aten = torch.ops.aten
 
 
 class _State:
-    """What the program may ask of the device: how many there are and which is current."""
+    """What the program may ask of the device: how many there are, which is current, and
+    whether `torch.set_default_device("cuda")` made it the default."""
 
     devices = 1
     current = 0
+    default: Optional[torch.device] = None
 
 
 state = _State()
@@ -237,7 +240,12 @@ class EmulatedTensor(torch.Tensor):
         if kwargs.get("pin_memory"):
             kwargs = dict(kwargs, pin_memory=False)
         unwrap = lambda t: t._data if isinstance(t, EmulatedTensor) else t  # noqa: E731
-        result = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs))
+        result = GPU_ONLY.get(func, func)(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs))
+        if torch.Tag.inplace_view in func.tags:
+            # `x.transpose_(0, 1)` changed the held tensor's shape: the wrapper's own
+            # metadata must follow (PyTorch's metadata kernel, without this hook).
+            with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):
+                func(*args, **kwargs)
 
         def wrap(value: Any) -> Any:
             if not isinstance(value, torch.Tensor):

@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 import torch
 
 from .backend import EmulatedTensor, state
-from .mode import emulated_device
+from .mode import emulated_device, get_default_device, set_default_device
 
 DEVICE_NAME = "Emulated CUDA device (flake8-torchdevice)"
 TOTAL_MEMORY = 16 * 1024 ** 3
@@ -205,6 +205,8 @@ def patches() -> List[Tuple[Any, str, Any]]:
         ("Short", torch.int16), ("Char", torch.int8), ("Byte", torch.uint8), ("Bool", torch.bool))]
     accelerator = torch.accelerator
     result += [
+        (torch, "set_default_device", set_default_device),
+        (torch, "get_default_device", get_default_device),
         (accelerator, "is_available", lambda: True),
         (accelerator, "current_accelerator", lambda check_available=False: torch.device("cuda")),
         (accelerator, "device_count", lambda: state.devices),

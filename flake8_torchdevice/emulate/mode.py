@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._device import _device_constructors
 
 from . import BACKEND
 from .backend import EmulatedTensor, legacy_type_name, state
@@ -102,6 +103,22 @@ def _own_method(name: str):
     return call
 
 
+_original_set_default_device = torch.set_default_device
+_original_get_default_device = torch.get_default_device
+
+
+def set_default_device(device: Any) -> None:
+    """`torch.set_default_device("cuda")`: PyTorch's own default-device mode sits below
+    every other mode, so the emulator's mode adds the device to factories itself."""
+    target = emulated_device(device) if device is not None else None
+    state.default = None if target is None else torch.device("cuda", target.index)
+    _original_set_default_device(None if target is not None else device)
+
+
+def get_default_device() -> torch.device:
+    return state.default if state.default is not None else _original_get_default_device()
+
+
 _SPECIAL: Dict[Callable, Callable] = {
     torch.Tensor.cuda: _cuda,
     torch.Tensor.to: _to,
@@ -122,6 +139,8 @@ class EmulationMode(TorchFunctionMode):
             return special(func, args, kwargs)
         if kwargs.get("pin_memory"):
             kwargs["pin_memory"] = False
+        if state.default is not None and kwargs.get("device") is None and func in _device_constructors():
+            kwargs["device"] = state.default
         target = emulated_device(kwargs["device"]) if kwargs.get("device") is not None else None
         if target is None:
             return func(*args, **kwargs)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any, List, Optional, Tuple
 
+import torch
+
 from . import backend, cuda_api, parallel, serialization
 from .mode import EmulationMode
 
@@ -25,6 +27,7 @@ class EmulatedCuda:
         self.devices = devices
         self._saved: List[Tuple[Any, str, Any]] = []
         self._mode: Optional[EmulationMode] = None
+        self._threads = True
 
     def __enter__(self) -> "EmulatedCuda":
         global _active
@@ -32,10 +35,15 @@ class EmulatedCuda:
             if _active is not None:
                 raise RuntimeError("the emulated GPU is already active")
             backend.register()
-            backend.state.devices, backend.state.current = self.devices, 0
+            backend.state.devices, backend.state.current, backend.state.default = self.devices, 0, None
             for owner, name, value in cuda_api.patches() + serialization.patches() + parallel.patches():
                 self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
                 setattr(owner, name, value)
+            # Autograd runs a non-CPU device's backward on a thread of that device, sized by
+            # a device count that a Python-registered backend cannot report: run it all on
+            # the calling thread instead (results are the same).
+            self._threads = torch._C._is_multithreading_enabled()
+            torch._C._set_multithreading_enabled(False)
             self._mode = EmulationMode()
             self._mode.__enter__()
             _active = self
@@ -53,6 +61,8 @@ class EmulatedCuda:
                 else:
                     setattr(owner, name, value)
             self._saved.clear()
+            torch._C._set_multithreading_enabled(self._threads)
+            backend.state.default = None
             _active = None
 
 
