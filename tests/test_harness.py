@@ -28,7 +28,9 @@ def test_fixture_proves_its_rule(folder):
     if result.gpu_only is None:
         assert result.bad.status == "failed" and harness.matches(result.bad, harness.RULES[result.rule])
     else:  # its bug needs an accelerator: CPU-only it runs, as its docs say
-        assert result.bad.status == "passed" and result.gpu != "skipped"
+        assert result.bad.status == "passed"
+    # Step 5: without a GPU, the emulated one runs every fixture.
+    assert result.accelerator in ("emulated GPU, passed", "GPU, passed"), result.accelerator
     assert result.good.status == "passed"
     assert result.lint == "ok"
 
@@ -102,14 +104,24 @@ GPUs calls the module directly.
 '''
 
 
-def test_gpu_only_fixture_runs_cpu_only(tmp_path):
+def test_gpu_only_fixture_runs_cpu_only_and_fails_on_the_emulated_gpu(tmp_path):
     folder = make_fixture(tmp_path, "TDV401_runs", GPU_ONLY_DOC + (
-        "import torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(2, 2))  # expect: TDV401\n"))
+        "import torch\nimport torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(2, 2))  # expect: TDV401\n"
+        "print(model(torch.randn(3, 2)).shape)\n"))
     result = harness.run_fixture(folder, timeout=60, gpu=False)
     assert result.gpu_only == "DataParallel without GPUs calls the module directly."
     assert result.passed, result.problems
     assert result.row() == ("PASS TDV401 TDV401_runs | bad: no CPU-only failure (see its docs) | good: passed | "
-                            "lint: ok | fix: none | gpu: skipped (the bug needs an accelerator to show)")
+                            "lint: ok | fix: none | accelerator: emulated GPU, passed")
+
+
+def test_gpu_only_fixture_that_does_not_fail_on_the_emulated_gpu_is_reported(tmp_path):
+    # Wrapped but never called: DataParallel checks the module's device only in forward.
+    folder = make_fixture(tmp_path, "TDV401_never_called", GPU_ONLY_DOC + (
+        "import torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(2, 2))  # expect: TDV401\n"))
+    result = harness.run_fixture(folder, timeout=60, gpu=False)
+    assert not result.passed and result.accelerator == "emulated GPU, failed"
+    assert result.problems == ["bad.py on the emulated GPU did not fail the same way: no exception"]
 
 
 def test_gpu_only_fixture_that_fails_cpu_only_is_reported(tmp_path):
@@ -247,7 +259,10 @@ def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_p
     ("TDV101", "AssertionError", "CUDA is not enabled here: Torch not compiled with CUDA enabled", False),
     ("TDV201", "RuntimeError", "Expected all tensors to be on the same device, but found at least two "
                                "devices, cuda:0 and cpu!", True),
-    ("TDV201", "RuntimeError", "Tensor on device cpu is not on the expected device meta!", True),
+    ("TDV201", "RuntimeError", "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be "
+                               "the same or input should be a MKLDNN tensor and weight is a dense tensor", True),
+    # the retired `meta` stand-in's message is no GPU's
+    ("TDV201", "RuntimeError", "Tensor on device cpu is not on the expected device meta!", False),
     ("TDV201", "RuntimeError", "Torch not compiled with CUDA enabled", False),  # another rule's error
     ("TDV103", "TypeError", "type torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled.", True),
     ("TDV103", "RuntimeError", "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
@@ -260,7 +275,8 @@ def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_p
     ("TDV104", "TypeError", "linear(): argument 'input' (position 1) must be Tensor, not "
                             "builtin_function_or_method", True),
     ("TDV104", "TypeError", "conv2d() received an invalid combination of arguments", False),
-    ("TDV202", "RuntimeError", "Tensor on device meta is not on the expected device cpu!", True),
+    ("TDV202", "RuntimeError", "indices should be either on cpu or on the same device as the indexed tensor "
+                               "(cpu)", True),
     ("TDV202", "RuntimeError", "Torch not compiled with CUDA enabled", False),
     ("TDV203", "RuntimeError", "Expected all tensors to be on the same device, but found at least two "
                                "devices, cuda:0 and cpu!", True),
@@ -280,12 +296,23 @@ def fixture(name):
     return os.path.join(harness.DEFAULT_FIXTURES, name)
 
 
-def test_accelerator_step_catches_a_failure_only_the_stand_in_shows():
-    # Without a GPU, "the accelerator" run is a plain CPU run: the stand-in-only
-    # failure disappears there, and step 5 must say so.
+def test_second_device_bugs_fail_on_the_emulated_gpu_and_not_cpu_only():
+    result = harness.run_fixture(fixture("TDV201_class_weights"), gpu=False)
+    assert result.passed, result.problems
+    assert (result.bad.device, result.bad.error_type) == ("emulated GPU", "RuntimeError")
+    assert result.bad.message.startswith("Expected all tensors to be on the same device, but found at least "
+                                         "two devices, cuda:0 and cpu!")
+    with_cuda_hidden = harness.run_program(os.path.join(fixture("TDV201_class_weights"), "bad.py"),
+                                           fixture("TDV201_class_weights"), 60)
+    assert with_cuda_hidden.status == "passed"  # the bug is invisible on a CPU-only run
+
+
+def test_accelerator_step_says_when_a_bug_does_not_show_there():
+    # Claiming a GPU where there is none: the "GPU" run is a plain CPU run, the bug of
+    # a second device does not show there, and step 5 must say so.
     result = harness.run_fixture(fixture("TDV201_class_weights"), gpu=True)
-    assert result.gpu == "failed" and not result.passed
-    assert result.problems == ["bad.py on the accelerator did not fail the same way: no exception"]
+    assert result.accelerator == "GPU, failed" and not result.passed
+    assert result.problems == ["bad.py on the GPU did not fail the same way: no exception"]
 
 
 def test_an_autofix_is_run_and_checked(monkeypatch):
@@ -314,12 +341,13 @@ def test_a_fix_only_an_accelerator_can_prove_is_marked_so():
     # DDP with device_ids: the fixed program moves the module first, which is right on
     # a GPU node; CPU-only it meets DDP's refusal of device_ids for a CPU module.
     result = harness.run_fixture(fixture("TDV401_ddp_device_ids"), gpu=False)
-    assert (result.passed, result.fix) == (True, "unproven CPU-only (needs an accelerator)"), result.problems
+    assert (result.passed, result.fix) == (True, "ok on the emulated GPU"), result.problems
 
 
 def test_readme_table_has_the_fixed_automatically_column():
     def entry(rule, fix):
-        return {"rule": rule, "fix": fix, "passed": True, "bad": None, "gpu_only": None, "gpu": "skipped"}
+        return {"rule": rule, "fix": fix, "passed": True, "bad": None, "gpu_only": None,
+                "accelerator": "emulated GPU, passed"}
 
     data = {"accelerator": False, "torch": "2.x", "passed": 4, "failed": 0, "no_cpu_failure": {},
             "rules": {code: {"name": "", "prevents": "x", "fixtures": 2} for code in ("TDV101", "TDV301", "TDV401")},
@@ -327,8 +355,10 @@ def test_readme_table_has_the_fixed_automatically_column():
                          entry("TDV301", "ok"), entry("TDV401", "ok"),
                          entry("TDV401", "unproven CPU-only (needs an accelerator)")]}
     rows = [line for line in harness.readme_section(data).splitlines() if line.startswith("| TDV")]
-    assert [row.rsplit("|", 2)[1].strip() for row in rows] == [
+    assert [row.rsplit("|", 3)[2].strip() for row in rows] == [
         "no", "2 of 2", "1 of 2 (1 more need an accelerator to prove)"]
+    assert [row.rsplit("|", 2)[1].strip() for row in rows] == [
+        "2 of 2 on the emulated GPU"] * 3
 
 
 # ---------------------------------------------------------------- claims of NO_CPU_FAILURE

@@ -104,9 +104,13 @@ def register() -> None:
         torch._C._acc.register_python_privateuseone_device_guard(_Guard())
     # PyTorch's own composite kernels (`_to_copy`, `zeros`, autograd's zero gradients)
     # allocate on the device through these two; everything else reaches __torch_dispatch__.
+    # The same two for the CUDA key, which a CPU build has but fills with no kernel: a
+    # factory given device="cuda" where the session's mode does not see it (inside a
+    # Python-level torch function such as F.embedding_bag, or on another thread) reaches them.
     _library = torch.library.Library("aten", "IMPL")
-    _library.impl("empty.memory_format", _empty, "PrivateUse1")
-    _library.impl("empty_strided", _empty_strided, "PrivateUse1")
+    for key in ("PrivateUse1", "CUDA"):
+        _library.impl("empty.memory_format", _empty, key)
+        _library.impl("empty_strided", _empty_strided, key)
     _registered = True
 
 
@@ -139,6 +143,13 @@ def legacy_type_name(dtype: torch.dtype, cuda: bool) -> str:
     return ("torch.cuda." if cuda else "torch.") + _LEGACY_NAMES.get(dtype, "FloatTensor")
 
 
+# The wrapper's own storage holds no memory; it is declared large so that the wrapper's
+# shape can follow its data when an operator resizes or restrides it in place (`out=`,
+# `transpose_`): PyTorch checks a new shape against the storage's size.
+_WRAPPER_STORAGE = 2 ** 48
+_WITHOUT_PYTHON = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+
+
 class EmulatedTensor(torch.Tensor):
     """A tensor on the emulated device: its data is the CPU tensor `_data`."""
 
@@ -150,7 +161,7 @@ class EmulatedTensor(torch.Tensor):
         self = torch.Tensor._make_wrapper_subclass(
             cls, data.size(), strides=data.stride(), storage_offset=data.storage_offset(),
             dtype=data.dtype, layout=data.layout, device=torch.device(BACKEND, index),
-            requires_grad=False)
+            requires_grad=False, storage_size=_WRAPPER_STORAGE)
         self._data = data
         self._index = index
         return self
@@ -241,11 +252,8 @@ class EmulatedTensor(torch.Tensor):
             kwargs = dict(kwargs, pin_memory=False)
         unwrap = lambda t: t._data if isinstance(t, EmulatedTensor) else t  # noqa: E731
         result = GPU_ONLY.get(func, func)(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs))
-        if torch.Tag.inplace_view in func.tags:
-            # `x.transpose_(0, 1)` changed the held tensor's shape: the wrapper's own
-            # metadata must follow (PyTorch's metadata kernel, without this hook).
-            with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):
-                func(*args, **kwargs)
+        for wrapper in held.values():
+            _follow(wrapper)
 
         def wrap(value: Any) -> Any:
             if not isinstance(value, torch.Tensor):
@@ -260,6 +268,16 @@ class EmulatedTensor(torch.Tensor):
             return EmulatedTensor(value, index)
 
         return pytree.tree_map(wrap, result)
+
+
+def _follow(wrapper: EmulatedTensor) -> None:
+    """The wrapper's shape follows its data's after an operator changed it in place
+    (`x.transpose_(0, 1)`, `torch.cat(..., out=x)`, `arange`'s resized output)."""
+    data = wrapper._data
+    if (wrapper.shape, wrapper.stride(), wrapper.storage_offset()) != (data.shape, data.stride(),
+                                                                       data.storage_offset()):
+        with torch._C._ExcludeDispatchKeyGuard(_WITHOUT_PYTHON):
+            aten.as_strided_.default(wrapper, data.shape, data.stride(), data.storage_offset())
 
 
 def to_emulated(tensor: torch.Tensor, index: Optional[int] = None) -> torch.Tensor:
