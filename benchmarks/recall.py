@@ -1,6 +1,6 @@
 """Recall on real device bugs: does the linter report the bugs research projects fixed?
 
-    python benchmarks/recall.py DIR [--list]
+    python benchmarks/recall.py DIR [--list] [--commits PATH]
 
 benchmarks/fix_commits.tsv lists commits that fixed a device bug (repository, commit,
 file, the code that should report it, and a needle: text on the buggy line). DIR/<name>
@@ -58,9 +58,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("clones", metavar="DIR", help="folder of git clones, one per repository (DIR/<name>)")
     parser.add_argument("--list", action="store_true", help="print every row with its verdict")
+    parser.add_argument("--commits", default=FIX_COMMITS, metavar="PATH",
+                        help="table of fix commits to read (default: benchmarks/fix_commits.tsv)")
     args = parser.parse_args(argv)
     found, total, missing = Counter(), Counter(), 0
-    for repo, commit, path, code, needle, note in rows():
+    for repo, commit, path, code, needle, note in rows(args.commits):
         clone = os.path.join(args.clones, repo.split("/")[1])
         before_path, _, after_path = path.partition(">")
         before = file_at(clone, f"{commit}^", before_path) if os.path.isdir(clone) else None
