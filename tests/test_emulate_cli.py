@@ -1,0 +1,93 @@
+"""The emulated GPU from the outside: the `emulate` command and the pytest switch, as
+real subprocess runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch")
+
+BUGGY = textwrap.dedent("""\
+    import torch
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(4, 2).to(device)
+    x = torch.randn(8, 4).to(device)
+    mask = torch.ones(8, 4){fix}
+    print(model(x * mask).device)
+""")
+
+
+CLI = os.path.join(os.path.dirname(sys.executable), "flake8-torchdevice")  # the installed script
+
+
+def run(*command, cwd=None):
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_buggy_script_fails_only_on_the_emulated_gpu_and_its_fix_passes_there(tmp_path):
+    buggy, fixed = tmp_path / "buggy.py", tmp_path / "fixed.py"
+    buggy.write_text(BUGGY.format(fix=""))
+    fixed.write_text(BUGGY.format(fix=".to(device)"))
+    plain = run(sys.executable, str(buggy))
+    assert (plain.returncode, plain.stdout) == (0, "cpu\n")  # invisible CPU-only
+    emulated = run(CLI, "emulate", str(buggy))
+    assert emulated.returncode == 1
+    assert emulated.stderr.splitlines()[-1] == ("RuntimeError: Expected all tensors to be on the same device, "
+                                                "but found at least two devices, cuda:0 and cpu!")
+    assert f'File "{buggy}", line 6' in emulated.stderr and "flake8_torchdevice" not in emulated.stderr
+    done = run(sys.executable, "-m", "flake8_torchdevice.emulate", str(fixed))
+    assert (done.returncode, done.stdout) == (0, "cuda:0\n"), done.stderr
+
+
+def test_emulate_passes_arguments_and_exit_status(tmp_path):
+    script = tmp_path / "args.py"
+    script.write_text("import sys, torch\nprint(sys.argv[1:], torch.cuda.device_count())\nsys.exit(3)\n")
+    done = run(CLI, "emulate", "--devices", "2", str(script), "--epochs", "1")
+    assert (done.returncode, done.stdout) == (3, "['--epochs', '1'] 2\n"), done.stderr
+
+
+def test_emulate_runs_a_module(tmp_path):
+    (tmp_path / "trainer.py").write_text("import torch\nprint(torch.zeros(1, device='cuda').device)\n")
+    done = run(sys.executable, "-m", "flake8_torchdevice.emulate", "-m", "trainer", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "cuda:0\n"), done.stderr
+
+
+TESTS = textwrap.dedent("""\
+    import torch
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+
+    def test_mask():
+        x = torch.randn(3, device=device)
+        assert (x * torch.ones(3)).shape == (3,)
+
+    def test_fixture(emulated_cuda):
+        assert torch.zeros(2, device="cuda").is_cuda
+""")
+
+
+def test_pytest_switch_fails_the_buggy_test_only_when_given(tmp_path):
+    (tmp_path / "test_model.py").write_text(TESTS)
+    common = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_model.py")
+    plain = run(*common, cwd=tmp_path)
+    assert plain.returncode == 0 and "2 passed" in plain.stdout, plain.stdout
+    emulated = run(*common, "--emulate-cuda", cwd=tmp_path)
+    assert emulated.returncode == 1 and "1 failed, 1 passed" in emulated.stdout
+    assert "Expected all tensors to be on the same device" in emulated.stdout
+
+
+def test_pytest_plugin_is_inert_and_imports_no_torch(tmp_path):
+    (tmp_path / "test_nothing.py").write_text(
+        "import sys\n\ndef test_no_torch():\n    assert 'torch' not in sys.modules\n")
+    done = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_nothing.py", cwd=tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout
+
+
+def test_package_imports_without_torch():
+    done = run(sys.executable, "-c", "import sys; sys.modules['torch'] = None; "
+               "import flake8_torchdevice.emulate, flake8_torchdevice.emulate.pytest_plugin, flake8_torchdevice.cli")
+    assert done.returncode == 0, done.stderr
