@@ -111,6 +111,9 @@ def register() -> None:
     for key in ("PrivateUse1", "CUDA"):
         _library.impl("empty.memory_format", _empty, key)
         _library.impl("empty_strided", _empty_strided, key)
+    # PyTorch calls these below the Python key (`x.new_tensor(data)`, `torch.tensor([gpu_scalar])`).
+    _library.impl("_copy_from", _copy_from, "PrivateUse1")
+    _library.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")
     _registered = True
 
 
@@ -126,6 +129,19 @@ def _empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_f
 
 def _empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
     return EmulatedTensor(torch.empty_strided(size, stride, dtype=dtype), _index(device))
+
+
+def _held(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor._data if isinstance(tensor, EmulatedTensor) else tensor
+
+
+def _copy_from(source, destination, non_blocking=False):
+    _held(destination).copy_(_held(source))
+    return destination
+
+
+def _local_scalar_dense(tensor):
+    return _held(tensor).item()
 
 
 # ---------------------------------------------------------------- the tensor
@@ -300,6 +316,9 @@ _INDEXING = {
     aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
     aten._unsafe_index.Tensor, aten._unsafe_index_put.default,
 }
+# Operators whose device check is the generated one, which excuses no CPU scalar
+# (TensorIterator's elementwise and reduction kernels do).
+_NO_SCALAR_EXEMPTION = {aten.index_select.default, aten.gather.default, aten.embedding.default}
 _CONVOLUTIONS = {aten.convolution.default, aten._convolution.default, aten.conv2d.default,
                  aten.conv1d.default, aten.conv3d.default}
 
@@ -319,10 +338,30 @@ def _type_string(tensor: torch.Tensor) -> str:
     return f"{'CUDA' if cuda else 'CPU'}{scalar}Type"
 
 
+def _writes_first_argument(func) -> bool:
+    arguments = func._schema.arguments
+    return bool(arguments) and arguments[0].alias_info is not None and arguments[0].alias_info.is_write
+
+
+def _raise_mismatch(first: str, second: str) -> None:
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                       f"{first} and {second}!")
+
+
 def check_devices(func, args: Sequence[Any], flat: Sequence[Any]) -> None:
     """Raises PyTorch's error where a CUDA kernel would refuse this mix of devices."""
     if func in _CROSS_DEVICE:
         return
+    receiver = args[0] if args else None
+    if (isinstance(receiver, torch.Tensor) and not isinstance(receiver, EmulatedTensor)
+            and receiver.device.type == "cpu" and func not in _INDEXING and _writes_first_argument(func)):
+        # `total += loss`: a CPU scalar is excused as an input, never as the output.
+        emulated = next(t for t in flat if isinstance(t, EmulatedTensor))
+        _raise_mismatch(device_name(emulated), "cpu")
+    if func in _NO_SCALAR_EXEMPTION:
+        devices = list(dict.fromkeys(device_name(t) for t in flat if isinstance(t, torch.Tensor)))
+        if len(devices) > 1:
+            _raise_mismatch(devices[0], devices[1])
     if func in _INDEXING:
         receiver = args[0]
         if not isinstance(receiver, EmulatedTensor) and receiver.device.type == "cpu":
@@ -343,8 +382,7 @@ def check_devices(func, args: Sequence[Any], flat: Sequence[Any]) -> None:
         if name not in seen:
             seen.append(name)
             if len(seen) == 2:
-                raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                                   f"two devices, {seen[0]} and {seen[1]}!")
+                _raise_mismatch(*seen)
 
 
 def _check_convolution(args: Sequence[Any]) -> None:
