@@ -44,6 +44,62 @@ def test_buggy_script_fails_only_on_the_emulated_gpu_and_its_fix_passes_there(tm
     assert (done.returncode, done.stdout) == (0, "cuda:0\n"), done.stderr
 
 
+# The three bugs a CPU-only test suite ships: each runs plain, fails on the emulated GPU
+# with PyTorch's message, and its fix runs there (printing the device it ran on).
+PROGRAMS = {
+    "mask left behind by .to()": ("""\
+        import torch, torch.nn as nn
+        class Masked(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+                {mask}
+            def forward(self, x):
+                return self.lin(x).masked_fill(self.mask, 0.0)
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        model = Masked().to(device)
+        print(model(torch.randn(2, 4, device=device)).device)
+        """, "self.mask = torch.ones(2, 4, dtype=torch.bool).triu()",
+        "self.register_buffer('mask', torch.ones(2, 4, dtype=torch.bool).triu())"),
+    "discarded X.to(device)": ("""\
+        import torch, torch.nn as nn
+        from torch.utils.data import DataLoader, TensorDataset
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        model = nn.Linear(3, 1).to(device)
+        for X, y in DataLoader(TensorDataset(torch.randn(8, 3), torch.randn(8, 1)), batch_size=4):
+            {move}
+            loss = nn.functional.mse_loss(model(X), y.to(device))
+        print(loss.device)
+        """, "X.to(device)", "X = X.to(device)"),
+    "arange without device=": ("""\
+        import torch, torch.nn as nn
+        class Positions(nn.Module):
+            def forward(self, x):
+                return x + {arange}
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        print(Positions().to(device)(torch.zeros(5, device=device)).device)
+        """, "torch.arange(x.shape[0])", "torch.arange(x.shape[0], device=x.device)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_each_cpu_invisible_bug_fails_only_on_the_emulated_gpu(tmp_path, name):
+    template, bug, fix = PROGRAMS[name]
+    key = template.split("{")[1].split("}")[0]
+    buggy, fixed = tmp_path / "buggy.py", tmp_path / "fixed.py"
+    buggy.write_text(textwrap.dedent(template).replace("{%s}" % key, bug))
+    fixed.write_text(textwrap.dedent(template).replace("{%s}" % key, fix))
+    plain = run(sys.executable, str(buggy))
+    assert (plain.returncode, plain.stdout) == (0, "cpu\n"), plain.stderr
+    emulated = run(sys.executable, "-m", "flake8_torchdevice.emulate", str(buggy))
+    assert emulated.returncode == 1
+    assert emulated.stderr.splitlines()[-1].startswith(
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices"), \
+        emulated.stderr[-1500:]
+    done = run(sys.executable, "-m", "flake8_torchdevice.emulate", str(fixed))
+    assert (done.returncode, done.stdout) == (0, "cuda:0\n"), done.stderr[-1500:]
+
+
 def test_emulate_passes_arguments_and_exit_status(tmp_path):
     script = tmp_path / "args.py"
     script.write_text("import sys, torch\nprint(sys.argv[1:], torch.cuda.device_count())\nsys.exit(3)\n")

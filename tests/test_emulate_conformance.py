@@ -25,9 +25,9 @@ ROWS
     test_strict_checkpoint_plain_cpu_load  emulated checkpoint, plain CPU process, no map_location
     test_strict_data_parallel_module_on_cpu[*]  DataParallel whose module is not on device_ids[0]
     test_strict_ddp_device_ids_cpu_module     DDP(cpu module, device_ids=[0]) (one-process gloo group)
-    -- not met yet (xfail strict; see each reason):
     test_strict_inplace_into_cpu_scalar       `total = torch.tensor(0.); total += gpu_loss` (CPU 0-dim *output*)
     test_strict_index_select_cpu_0dim_index   index_select(emulated, 0, CPU 0-dim index)
+    -- not met yet (xfail strict; see each reason):
     test_strict_clamp_cpu_0dim_bounds[*]      torch.clamp(emulated, min=CPU 0-dim tensor[, max=...])
     test_strict_masked_fill_cpu_mask          CPU mask: "expected self and mask to be on the same device ..."
     test_strict_index_put_cpu_values[*]       x[idx] = non-scalar CPU values; index_put_(accumulate=True)
@@ -54,12 +54,12 @@ ROWS
     test_lenient_module_factory_device  nn.Linear(..., device="cuda")
     test_lenient_data_parallel_one_device  DataParallel(cpu module) on one GPU: moved, CPU batch scattered
     test_lenient_ddp_on_emulated_module DDP(emulated module, device_ids=[0]) trains
-    -- not met yet (xfail strict; see each reason):
     test_lenient_new_tensor[*]        x.new_tensor(data), x.new(data)
     test_lenient_tensor_of_emulated_scalars  torch.tensor([gpu 0-dim, ...])
-    test_lenient_autocast_dtype       Linear under torch.autocast("cuda") computes in float16
-    test_lenient_cuda_generator       torch.Generator(device="cuda")
+    test_lenient_cuda_generator       torch.Generator(device="cuda") (a CPU generator underneath)
     test_lenient_cuda_rng_state       torch.cuda.get_rng_state / set_rng_state
+    -- not met yet (xfail strict; see its reason):
+    test_lenient_autocast_dtype       Linear under torch.autocast("cuda") computes in float16
   SESSION
     test_session_nested_raises / test_session_exit_restores_cpu_only
 """
@@ -366,8 +366,6 @@ def test_strict_ddp_device_ids_cpu_module(emu, gloo_group):
 # ---- STRICT rows the emulator does not meet yet (xfail, strict: a fix turns them into failures to flip)
 
 
-@pytest.mark.xfail(strict=True, reason="emulator gap: a CPU 0-dim *output* is exempted like a CPU 0-dim input; "
-                                       "CUDA's TensorIterator exempts inputs only (`total += loss` stays on the CPU)")
 def test_strict_inplace_into_cpu_scalar(emu):
     """`total = torch.tensor(0.); total += loss` with `loss` on the GPU: the output is a CPU
     tensor, which TensorIterator never exempts: "... cuda:0 and cpu!"."""
@@ -377,8 +375,6 @@ def test_strict_inplace_into_cpu_scalar(emu):
         total += loss
 
 
-@pytest.mark.xfail(strict=True, reason="emulator gap: every op exempts CPU 0-dim tensors; index_select's generated "
-                                       "CUDA wrapper (check_and_update_common_device) exempts none")
 def test_strict_index_select_cpu_0dim_index(emu):
     """torch.index_select(emulated, 0, CPU 0-dim index)."""
     x = torch.randn(5, 3, device="cuda")
@@ -859,9 +855,6 @@ def test_lenient_ddp_on_emulated_module(emu, gloo_group):
 # ---- LENIENT rows the emulator does not meet yet (xfail, strict)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="emulator gap: Tensor.new_tensor / Tensor.new(data) build the tensor in C++ with the "
-                          "Python dispatch key excluded, so the copy to emucuda finds no aten::_copy_from kernel")
 @pytest.mark.parametrize("call", ["new_tensor", "new_list"])
 def test_lenient_new_tensor(emu, call):
     """x.new_tensor(data) / x.new(data) of an emulated x: a tensor on x's device."""
@@ -870,9 +863,6 @@ def test_lenient_new_tensor(emu, call):
     same(y, torch.tensor([1.0, 2.0], dtype=torch.float64))
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="emulator gap: torch.tensor([emulated 0-dim, ...]) reads each element with "
-                          "aten::_local_scalar_dense below the Python dispatch key: no emucuda kernel")
 def test_lenient_tensor_of_emulated_scalars(emu):
     """torch.tensor([loss1, loss2]) of GPU 0-dim tensors: a CPU tensor of their values."""
     losses = [torch.tensor(1.5, device="cuda"), torch.tensor(2.5, device="cuda")]
@@ -892,9 +882,6 @@ def test_lenient_autocast_dtype(emu):
     assert out.dtype == torch.float16
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="emulator gap: torch.Generator(device='cuda') is not redirected "
-                          "('Cannot get CUDA generator without ATen_cuda library')")
 def test_lenient_cuda_generator(emu):
     """torch.Generator(device="cuda").manual_seed(0) and factories drawing from it."""
     generator = torch.Generator(device="cuda").manual_seed(0)
@@ -902,9 +889,6 @@ def test_lenient_cuda_generator(emu):
     assert on_emulated(x)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="emulator gap: torch.cuda.get_rng_state / set_rng_state are not patched and reach "
-                          "torch._C._cuda_getDevice, absent from a CPU build")
 def test_lenient_cuda_rng_state(emu):
     """torch.cuda.get_rng_state() / set_rng_state() (checkpointing code saves and restores them)."""
     state = torch.cuda.get_rng_state()

@@ -14,7 +14,6 @@ import copy
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
-from torch.utils import _pytree as pytree
 
 from . import BACKEND
 from .kernels import GPU_ONLY
@@ -111,6 +110,9 @@ def register() -> None:
     for key in ("PrivateUse1", "CUDA"):
         _library.impl("empty.memory_format", _empty, key)
         _library.impl("empty_strided", _empty_strided, key)
+    # PyTorch calls these below the Python key (`x.new_tensor(data)`, `torch.tensor([gpu_scalar])`).
+    _library.impl("_copy_from", _copy_from, "PrivateUse1")
+    _library.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")
     _registered = True
 
 
@@ -126,6 +128,19 @@ def _empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_f
 
 def _empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
     return EmulatedTensor(torch.empty_strided(size, stride, dtype=dtype), _index(device))
+
+
+def _held(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor._data if isinstance(tensor, EmulatedTensor) else tensor
+
+
+def _copy_from(source, destination, non_blocking=False):
+    _held(destination).copy_(_held(source))
+    return destination
+
+
+def _local_scalar_dense(tensor):
+    return _held(tensor).item()
 
 
 # ---------------------------------------------------------------- the tensor
@@ -236,10 +251,10 @@ class EmulatedTensor(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        flat = pytree.arg_tree_leaves(*args, **kwargs)
+        flat = _tensors(args) + _tensors(tuple(kwargs.values()))
         check_devices(func, args, flat)
-        index = next(t._index for t in flat if isinstance(t, EmulatedTensor))
         held = {id(t._data): t for t in flat if isinstance(t, EmulatedTensor)}
+        index = next(iter(held.values()))._index
         target = kwargs.get("device")
         if target is not None:
             target = torch.device(target)
@@ -250,27 +265,44 @@ class EmulatedTensor(torch.Tensor):
                 index = None  # a copy to the host (`.cpu()`, `.to("cpu")`): stays there
         if kwargs.get("pin_memory"):
             kwargs = dict(kwargs, pin_memory=False)
-        unwrap = lambda t: t._data if isinstance(t, EmulatedTensor) else t  # noqa: E731
-        result = GPU_ONLY.get(func, func)(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs))
-        for wrapper in held.values():
-            _follow(wrapper)
+        result = GPU_ONLY.get(func, func)(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        plain = {id(t) for t in flat if not isinstance(t, EmulatedTensor)}
 
         def wrap(value: Any) -> Any:
+            if isinstance(value, (tuple, list)):
+                return type(value)(wrap(v) for v in value)
             if not isinstance(value, torch.Tensor):
                 return value
             if id(value) in held:  # an in-place op or out= returns its argument
-                return held[id(value)]
-            if isinstance(value, EmulatedTensor) or index is None:
-                return value
-            for arg in flat:  # ...or a CPU argument (`cpu.copy_(emulated)`)
-                if arg is value:
-                    return value
+                return _follow(held[id(value)])
+            if index is None or id(value) in plain or isinstance(value, EmulatedTensor):
+                return value  # ...or a CPU argument (`cpu.copy_(emulated)`), or a host copy
             return EmulatedTensor(value, index)
 
-        return pytree.tree_map(wrap, result)
+        return wrap(result)
 
 
-def _follow(wrapper: EmulatedTensor) -> None:
+# Operator arguments are tensors, numbers, and lists or tuples of them: no deeper
+# structure, so these stand in for pytree, which costs more than the operators here.
+def _tensors(values: Sequence[Any]) -> List[torch.Tensor]:
+    found: List[torch.Tensor] = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found += _tensors(value)
+    return found
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, EmulatedTensor):
+        return value._data
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrap(v) for v in value)
+    return value
+
+
+def _follow(wrapper: EmulatedTensor) -> EmulatedTensor:
     """The wrapper's shape follows its data's after an operator changed it in place
     (`x.transpose_(0, 1)`, `torch.cat(..., out=x)`, `arange`'s resized output)."""
     data = wrapper._data
@@ -278,6 +310,7 @@ def _follow(wrapper: EmulatedTensor) -> None:
                                                                        data.storage_offset()):
         with torch._C._ExcludeDispatchKeyGuard(_WITHOUT_PYTHON):
             aten.as_strided_.default(wrapper, data.shape, data.stride(), data.storage_offset())
+    return wrapper
 
 
 def to_emulated(tensor: torch.Tensor, index: Optional[int] = None) -> torch.Tensor:
@@ -300,6 +333,9 @@ _INDEXING = {
     aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
     aten._unsafe_index.Tensor, aten._unsafe_index_put.default,
 }
+# Operators whose device check is the generated one, which excuses no CPU scalar
+# (TensorIterator's elementwise and reduction kernels do).
+_NO_SCALAR_EXEMPTION = {aten.index_select.default, aten.gather.default, aten.embedding.default}
 _CONVOLUTIONS = {aten.convolution.default, aten._convolution.default, aten.conv2d.default,
                  aten.conv1d.default, aten.conv3d.default}
 
@@ -319,18 +355,45 @@ def _type_string(tensor: torch.Tensor) -> str:
     return f"{'CUDA' if cuda else 'CPU'}{scalar}Type"
 
 
+_WRITES_FIRST: Dict[Any, bool] = {}
+
+
+def _writes_first_argument(func) -> bool:
+    writes = _WRITES_FIRST.get(func)
+    if writes is None:
+        arguments = func._schema.arguments
+        writes = _WRITES_FIRST[func] = bool(arguments) and arguments[0].alias_info is not None \
+            and arguments[0].alias_info.is_write
+    return writes
+
+
+def _raise_mismatch(first: str, second: str) -> None:
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                       f"{first} and {second}!")
+
+
 def check_devices(func, args: Sequence[Any], flat: Sequence[Any]) -> None:
     """Raises PyTorch's error where a CUDA kernel would refuse this mix of devices."""
     if func in _CROSS_DEVICE:
         return
+    receiver = args[0] if args else None
+    if (isinstance(receiver, torch.Tensor) and not isinstance(receiver, EmulatedTensor)
+            and receiver.device.type == "cpu" and func not in _INDEXING and _writes_first_argument(func)):
+        # `total += loss`: a CPU scalar is excused as an input, never as the output.
+        emulated = next(t for t in flat if isinstance(t, EmulatedTensor))
+        _raise_mismatch(device_name(emulated), "cpu")
+    if func in _NO_SCALAR_EXEMPTION:
+        devices = list(dict.fromkeys(device_name(t) for t in flat if isinstance(t, torch.Tensor)))
+        if len(devices) > 1:
+            _raise_mismatch(devices[0], devices[1])
     if func in _INDEXING:
         receiver = args[0]
         if not isinstance(receiver, EmulatedTensor) and receiver.device.type == "cpu":
-            indices = [t for t in pytree.tree_leaves(args[1]) if isinstance(t, EmulatedTensor)]
+            indices = [t for t in _tensors(args[1:2]) if isinstance(t, EmulatedTensor)]
             if indices:
                 raise RuntimeError(f"indices should be either on cpu or on the same device as the "
                                    f"indexed tensor ({receiver.device})")
-        flat = [receiver] + [t for t in pytree.tree_leaves(args[1]) if isinstance(t, EmulatedTensor)]
+        flat = [receiver] + [t for t in _tensors(args[1:2]) if isinstance(t, EmulatedTensor)]
     if func in _CONVOLUTIONS and len(args) >= 2:
         _check_convolution(args)
     seen: List[str] = []
@@ -343,8 +406,7 @@ def check_devices(func, args: Sequence[Any], flat: Sequence[Any]) -> None:
         if name not in seen:
             seen.append(name)
             if len(seen) == 2:
-                raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                                   f"two devices, {seen[0]} and {seen[1]}!")
+                _raise_mismatch(*seen)
 
 
 def _check_convolution(args: Sequence[Any]) -> None:

@@ -168,6 +168,30 @@ def _constant(value: Any):
     return lambda *args, **kwargs: value
 
 
+_Generator = torch.Generator
+
+
+class _GeneratorType(type):
+    def __instancecheck__(cls, value: Any) -> bool:
+        return isinstance(value, _Generator)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return issubclass(subclass, _Generator)
+
+
+class Generator(metaclass=_GeneratorType):
+    """`torch.Generator(device="cuda")`: emulated tensors draw from CPU generators, so a
+    CUDA generator is a CPU one (its `device` says cpu)."""
+
+    def __new__(cls, device: Any = "cpu") -> Any:  # type: ignore[misc]
+        return _Generator("cpu" if emulated_device(device) is not None else device)
+
+
+def _rng_state(device: Any = "cuda") -> torch.Tensor:
+    _index(device)
+    return torch.get_rng_state()
+
+
 def patches() -> List[Tuple[Any, str, Any]]:
     """(object, attribute, replacement) for the session to apply."""
     cuda = torch.cuda
@@ -188,6 +212,11 @@ def patches() -> List[Tuple[Any, str, Any]]:
         "device": device,
         "Stream": Stream, "Event": Event, "stream": _StreamContext,
         "current_stream": _stream, "default_stream": _stream,
+        # A program may save and restore the GPU's generator state with its checkpoints.
+        "get_rng_state": _rng_state,
+        "get_rng_state_all": lambda: [_rng_state(i) for i in range(state.devices)],
+        "set_rng_state": lambda new_state, device="cuda": None,
+        "set_rng_state_all": lambda new_states: None,
     }
     # Memory statistics: the emulated device keeps its tensors in host memory.
     answers.update((name, _constant(0)) for name in (
@@ -205,6 +234,7 @@ def patches() -> List[Tuple[Any, str, Any]]:
         ("Short", torch.int16), ("Char", torch.int8), ("Byte", torch.uint8), ("Bool", torch.bool))]
     accelerator = torch.accelerator
     result += [
+        (torch, "Generator", Generator),
         (torch, "set_default_device", set_default_device),
         (torch, "get_default_device", get_default_device),
         (accelerator, "is_available", lambda: True),
