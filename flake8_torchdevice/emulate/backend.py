@@ -130,32 +130,29 @@ def _empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memor
     return EmulatedTensor(torch.empty_strided(size, stride, dtype=dtype), _index(device))
 
 
-def _held(tensor: torch.Tensor) -> torch.Tensor:
-    return tensor._data if isinstance(tensor, EmulatedTensor) else tensor
-
-
 def _copy_from(source, destination, non_blocking=False):
-    _held(destination).copy_(_held(source))
+    _unwrap(destination).copy_(_unwrap(source))
     return destination
 
 
 def _local_scalar_dense(tensor):
-    return _held(tensor).item()
+    return _unwrap(tensor).item()
 
 
 # ---------------------------------------------------------------- the tensor
 
 
-_LEGACY_NAMES = {
-    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
-    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
-    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor", torch.bool: "BoolTensor",
+# The legacy tensor types: torch.float32 is `torch.FloatTensor` / `torch.cuda.FloatTensor`.
+LEGACY_TYPES = {
+    torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+    torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte",
+    torch.bool: "Bool",
 }
 
 
 def legacy_type_name(dtype: torch.dtype, cuda: bool) -> str:
     """`torch.cuda.FloatTensor`, as `Tensor.type()` names a tensor's type."""
-    return ("torch.cuda." if cuda else "torch.") + _LEGACY_NAMES.get(dtype, "FloatTensor")
+    return ("torch.cuda." if cuda else "torch.") + LEGACY_TYPES.get(dtype, "Float") + "Tensor"
 
 
 # The wrapper's own storage holds no memory; it is declared large so that the wrapper's
@@ -349,7 +346,7 @@ def device_name(tensor: torch.Tensor) -> str:
 def _type_string(tensor: torch.Tensor) -> str:
     """How PyTorch names a tensor's type in its convolution errors."""
     cuda = isinstance(tensor, EmulatedTensor)
-    if tensor.dtype in _LEGACY_NAMES and tensor.dtype != torch.bfloat16:
+    if tensor.dtype in LEGACY_TYPES and tensor.dtype != torch.bfloat16:
         return legacy_type_name(tensor.dtype, cuda)
     scalar = {torch.bfloat16: "BFloat16", torch.complex64: "ComplexFloat"}.get(tensor.dtype, str(tensor.dtype))
     return f"{'CUDA' if cuda else 'CPU'}{scalar}Type"

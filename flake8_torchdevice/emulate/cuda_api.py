@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
-from .backend import EmulatedTensor, state
+from .backend import LEGACY_TYPES, EmulatedTensor, state
 from .mode import emulated_device, get_default_device, set_default_device
 
 DEVICE_NAME = "Emulated CUDA device (flake8-torchdevice)"
@@ -228,10 +228,7 @@ def patches() -> List[Tuple[Any, str, Any]]:
         "seed", "seed_all", "reset_peak_memory_stats", "reset_max_memory_allocated",
         "reset_accumulated_memory_stats", "set_per_process_memory_fraction"))
     result: List[Tuple[Any, str, Any]] = [(cuda, name, value) for name, value in answers.items()]
-    result += [(cuda, f"{name}Tensor", _legacy_type(name, dtype)) for name, dtype in (
-        ("Float", torch.float32), ("Double", torch.float64), ("Half", torch.float16),
-        ("BFloat16", torch.bfloat16), ("Long", torch.int64), ("Int", torch.int32),
-        ("Short", torch.int16), ("Char", torch.int8), ("Byte", torch.uint8), ("Bool", torch.bool))]
+    result += [(cuda, f"{name}Tensor", _legacy_type(name, dtype)) for dtype, name in LEGACY_TYPES.items()]
     accelerator = torch.accelerator
     result += [
         (torch, "Generator", Generator),

@@ -15,13 +15,9 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
 from . import BACKEND
-from .backend import EmulatedTensor, legacy_type_name, state
+from .backend import LEGACY_TYPES, EmulatedTensor, legacy_type_name, state
 
-_LEGACY_DTYPES = {
-    "Float": torch.float32, "Double": torch.float64, "Half": torch.float16, "BFloat16": torch.bfloat16,
-    "Long": torch.int64, "Int": torch.int32, "Short": torch.int16, "Char": torch.int8, "Byte": torch.uint8,
-    "Bool": torch.bool,
-}
+_LEGACY_DTYPES = {name: dtype for dtype, name in LEGACY_TYPES.items()}  # "Float" -> torch.float32
 
 
 def emulated_device(device: Any) -> Optional[torch.device]:
