@@ -45,6 +45,9 @@ ROWS
     test_lenient_no_grad / test_lenient_inplace_ops
     test_lenient_autocast_gradscaler  torch.autocast("cuda") + torch.amp.GradScaler("cuda") steps run
     test_lenient_deepcopy_model
+    test_lenient_module_dtype_after_move[*]  Module.half()/.double()/.to(dtype) after .cuda()
+    test_lenient_data_assignment      t.data = other (shape and values follow)
+    test_lenient_cuda_initial_seed
     test_lenient_module_moves[*]      Module.cuda() / .to("cuda") / .to(torch.device("cuda")) + is_cuda checks
     test_lenient_cuda_queries         torch.cuda.device_count/current_device/set_device/... queries
     test_lenient_cuda_event_timing
@@ -711,6 +714,30 @@ def test_lenient_deepcopy_model(emu):
     assert not torch.equal(model[0].weight.cpu(), twin[0].weight.cpu())
     x = torch.randn(5, 3, device="cuda")
     assert on_emulated(twin(x))
+
+
+@pytest.mark.parametrize("convert", ["half", "double", "to_dtype"])
+def test_lenient_module_dtype_after_move(emu, convert):
+    """Module.half() / .double() / .to(dtype) after .cuda(): Module._apply assigns
+    `param.data = ...`, and the module computes in the new dtype."""
+    dtype = {"half": torch.float16, "double": torch.float64, "to_dtype": torch.float16}[convert]
+    model = nn.Linear(3, 2).cuda()
+    model = getattr(model, convert)() if convert != "to_dtype" else model.to(torch.float16)
+    assert model.weight.dtype == dtype and on_emulated(model.weight)
+    assert model.weight.cpu().dtype == dtype
+    if dtype == torch.float64:
+        assert model(torch.randn(4, 3, device="cuda", dtype=dtype)).dtype == dtype
+
+
+def test_lenient_data_assignment(emu):
+    """`t.data = other` swaps the tensor's contents, shape included."""
+    t = torch.ones(2, device="cuda")
+    t.data = torch.zeros(3, device="cuda")
+    assert t.shape == (3,) and t.sum().item() == 0.0 and on_emulated(t)
+
+
+def test_lenient_cuda_initial_seed(emu):
+    assert isinstance(torch.cuda.initial_seed(), int)
 
 
 @pytest.mark.parametrize("move", ["cuda", "cuda_0", "to_str", "to_device", "to_device_index"])

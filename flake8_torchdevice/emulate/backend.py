@@ -160,6 +160,7 @@ def legacy_type_name(dtype: torch.dtype, cuda: bool) -> str:
 # `transpose_`): PyTorch checks a new shape against the storage's size.
 _WRAPPER_STORAGE = 2 ** 48
 _WITHOUT_PYTHON = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+_TENSOR_DATA = torch._C.TensorBase.data
 
 
 class EmulatedTensor(torch.Tensor):
@@ -188,6 +189,18 @@ class EmulatedTensor(torch.Tensor):
     @property
     def is_cuda(self) -> bool:  # type: ignore[override]
         return True
+
+    @property
+    def data(self) -> torch.Tensor:  # type: ignore[override]
+        return _TENSOR_DATA.__get__(self)
+
+    @data.setter
+    def data(self, value: torch.Tensor) -> None:
+        # `param.data = new` (Module.half(), .double(), .to(dtype)) swaps the tensor's
+        # contents in C++; the CPU tensor it holds must be swapped with them.
+        _TENSOR_DATA.__set__(self, value)
+        if isinstance(value, EmulatedTensor):
+            self._data, self._index = value._data, value._index
 
     def numpy(self, *, force: bool = False):  # type: ignore[override]
         raise TypeError(f"can't convert cuda:{self._index} device type tensor to numpy. "

@@ -217,6 +217,7 @@ def patches() -> List[Tuple[Any, str, Any]]:
         "get_rng_state_all": lambda: [_rng_state(i) for i in range(state.devices)],
         "set_rng_state": lambda new_state, device="cuda": None,
         "set_rng_state_all": lambda new_states: None,
+        "initial_seed": lambda: torch.initial_seed(),
     }
     # Memory statistics: the emulated device keeps its tensors in host memory.
     answers.update((name, _constant(0)) for name in (
