@@ -136,6 +136,23 @@ def test_pytest_switch_fails_the_buggy_test_only_when_given(tmp_path):
     assert "Expected all tensors to be on the same device" in emulated.stdout
 
 
+def test_pytest_switch_is_on_before_the_projects_conftest(tmp_path):
+    # Projects decide at conftest import which devices to test.
+    (tmp_path / "conftest.py").write_text("import torch\nDEVICES = ['cpu'] + (['cuda'] if torch.cuda.is_available() "
+                                          "else [])\n")
+    (tmp_path / "test_devices.py").write_text("from conftest import DEVICES\n\ndef test_devices():\n"
+                                              "    assert DEVICES == ['cpu', 'cuda']\n")
+    done = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--emulate-cuda", cwd=tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout
+
+
+def test_emulate_leaves_the_modules_options_to_it(tmp_path):
+    (tmp_path / "test_one.py").write_text("import torch\n\ndef test_cuda():\n    assert torch.cuda.is_available()\n")
+    done = run(sys.executable, "-m", "flake8_torchdevice.emulate", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "test_one.py", cwd=tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+
+
 def test_pytest_plugin_is_inert_and_imports_no_torch(tmp_path):
     (tmp_path / "test_nothing.py").write_text(
         "import sys\n\ndef test_no_torch():\n    assert 'torch' not in sys.modules\n")

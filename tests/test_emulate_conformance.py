@@ -47,6 +47,7 @@ ROWS
     test_lenient_deepcopy_model
     test_lenient_module_dtype_after_move[*]  Module.half()/.double()/.to(dtype) after .cuda()
     test_lenient_data_assignment      t.data = other (shape and values follow)
+    test_lenient_conjugate_and_negative_views  a * torch.conj(b) on the device
     test_lenient_cuda_initial_seed
     test_lenient_module_moves[*]      Module.cuda() / .to("cuda") / .to(torch.device("cuda")) + is_cuda checks
     test_lenient_cuda_queries         torch.cuda.device_count/current_device/set_device/... queries
@@ -727,6 +728,14 @@ def test_lenient_module_dtype_after_move(emu, convert):
     assert model.weight.cpu().dtype == dtype
     if dtype == torch.float64:
         assert model(torch.randn(4, 3, device="cuda", dtype=dtype)).dtype == dtype
+
+
+def test_lenient_conjugate_and_negative_views(emu):
+    """`a * torch.conj(b)` honours the conjugate view (found in kornia's fft_conv)."""
+    a, b = torch.tensor([1 + 2j, 2 - 1j]), torch.tensor([3 + 4j, -1 + 1j])
+    assert torch.equal((a.cuda() * torch.conj(b.cuda())).cpu(), a * torch.conj(b))
+    assert torch.equal((a.cuda() + torch.conj(b.cuda()).imag).cpu(), a + torch.conj(b).imag)
+    assert torch.equal((a.cuda() * b.cuda()._neg_view()).cpu(), a * b._neg_view())
 
 
 def test_lenient_data_assignment(emu):

@@ -275,7 +275,12 @@ class EmulatedTensor(torch.Tensor):
                 index = None  # a copy to the host (`.cpu()`, `.to("cpu")`): stays there
         if kwargs.get("pin_memory"):
             kwargs = dict(kwargs, pin_memory=False)
-        result = GPU_ONLY.get(func, func)(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        arguments = _unwrap(args)
+        if _writes_first_argument(func):  # its target must stay the held tensor itself
+            arguments = arguments[:1] + _resolved(arguments[1:])
+        else:
+            arguments = _resolved(arguments)
+        result = GPU_ONLY.get(func, func)(*arguments, **{k: _resolved(_unwrap(v)) for k, v in kwargs.items()})
         plain = {id(t) for t in flat if not isinstance(t, EmulatedTensor)}
 
         def wrap(value: Any) -> Any:
@@ -302,6 +307,19 @@ def _tensors(values: Sequence[Any]) -> List[torch.Tensor]:
         elif isinstance(value, (list, tuple)):
             found += _tensors(value)
     return found
+
+
+def _resolved(value: Any) -> Any:
+    """Conjugate and negative views made concrete: an operator called from here runs
+    below the dispatcher's handling of those bits, so a CPU kernel would read the
+    view's raw data (`a * torch.conj(b)` computing `a * b`)."""
+    if isinstance(value, torch.Tensor):
+        if value.is_conj():
+            value = value.resolve_conj()
+        return value.resolve_neg() if value.is_neg() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_resolved(v) for v in value)
+    return value
 
 
 def _unwrap(value: Any) -> Any:

@@ -25,12 +25,23 @@ def pytest_addoption(parser: Any) -> None:
                     help="how many emulated GPUs torch.cuda.device_count() reports (default 1)")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: Any, parser: Any, args: Any) -> None:
+    # Before the project's conftest.py files: they often ask torch.cuda at import time.
+    options = early_config.known_args_namespace
+    if getattr(options, "emulate_cuda", False):
+        _start(early_config, getattr(options, "emulate_cuda_devices", 1))
+
+
 def pytest_configure(config: Any) -> None:
-    if not config.getoption("emulate_cuda", default=False):
-        return
+    if config.getoption("emulate_cuda", default=False) and getattr(config, _SESSION_KEY, None) is None:
+        _start(config, config.getoption("emulate_cuda_devices"))
+
+
+def _start(config: Any, devices: int) -> None:
     from .session import EmulatedCuda
 
-    session = EmulatedCuda(config.getoption("emulate_cuda_devices"))
+    session = EmulatedCuda(devices)
     session.__enter__()
     setattr(config, _SESSION_KEY, session)
 

@@ -24,14 +24,26 @@ USAGE = "%(prog)s [--devices N] (script.py | -m module) [args...]"
 
 
 def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    """The emulator's own options come first; everything from the script (or from
+    `-m module`) on is the program's, options included (`-m pytest -q -x`)."""
     parser = argparse.ArgumentParser(prog=prog, usage=USAGE, description=(
         "Run a program with an emulated CUDA GPU: torch.cuda.is_available() is true, CUDA tensors "
         "live on the emulated device (real numbers, computed on the CPU), and mixing them with CPU "
         "tensors raises the error a GPU would raise."))
     parser.add_argument("--devices", type=int, default=1, metavar="N", help="emulated GPUs (default 1)")
     parser.add_argument("-m", dest="module", metavar="module", help="run a library module as a script")
-    parser.add_argument("program", nargs=argparse.REMAINDER, help="script.py [args...], or the module's args")
-    args = parser.parse_args(argv)
+    parser.add_argument("program", nargs="*", help="script.py [args...], or the module's args")
+    own: List[str] = []
+    rest = list(argv)
+    while rest and rest[0].startswith("-") and rest[0] != "-":
+        option = rest.pop(0)
+        own.append(option)
+        if option in ("--devices", "-m") and rest:
+            own.append(rest.pop(0))
+        if option == "-m" or option.startswith("-m") and len(option) > 2:
+            break  # the module's arguments follow
+    args = parser.parse_args(own)
+    args.program = rest
     if args.module is None and not args.program:
         parser.error("give a script or -m module")
     if args.devices < 1:
