@@ -27,14 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["emulate_cuda", "EmulatedCuda", "active", "BACKEND"]
-
-BACKEND = "emucuda"  # the PrivateUse1 backend's name; Python code sees "cuda"
+__all__ = ["emulate_cuda", "EmulatedCuda", "active"]
 
 
 def __getattr__(name: str) -> Any:
     # torch is imported on first use, never when the package is imported.
-    if name in ("emulate_cuda", "EmulatedCuda", "active"):
+    if name in __all__:
         from . import session
 
         return getattr(session, name)

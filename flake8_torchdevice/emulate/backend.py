@@ -15,8 +15,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from . import BACKEND
 from .kernels import GPU_ONLY
+
+BACKEND = "emucuda"  # the PrivateUse1 backend's name; Python code sees "cuda"
 
 aten = torch.ops.aten
 
@@ -31,6 +32,10 @@ class _State:
 
 
 state = _State()
+
+# Storages written by the current torch.save (data pointer -> device index): an emulated
+# tensor pickles as the CPU tensor it holds, and `serialization` tags these `cuda:N`.
+saved_storages: Dict[int, int] = {}
 
 
 # ---------------------------------------------------------------- registration
@@ -247,10 +252,8 @@ class EmulatedTensor(torch.Tensor):
     def __reduce_ex__(self, protocol: int):
         # Pickled as the CPU tensor it holds, so that a checkpoint is a plain PyTorch
         # checkpoint; its storage is tagged `cuda:N` as a GPU's would be (`serialization`).
-        from .serialization import remember_saved
-
         data = self._data.detach()
-        remember_saved(data, self._index)
+        saved_storages[data.untyped_storage().data_ptr()] = self._index
         if getattr(self, "_is_param", False):
             return torch._utils._rebuild_parameter, (data, self.requires_grad, {})
         reducer, arguments = data.__reduce_ex__(protocol)[:2]

@@ -14,8 +14,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
-from . import BACKEND
-from .backend import LEGACY_TYPES, EmulatedTensor, legacy_type_name, state
+from .backend import BACKEND, LEGACY_TYPES, EmulatedTensor, legacy_type_name, state
 
 _LEGACY_DTYPES = {name: dtype for dtype, name in LEGACY_TYPES.items()}  # "Float" -> torch.float32
 

@@ -16,22 +16,16 @@ import torch
 import torch._utils
 import torch.serialization
 
-from .backend import EmulatedTensor, state
+from .backend import EmulatedTensor, saved_storages, state
 
-# Storages being written by the current torch.save (data pointer -> device index), and
-# storages being read by the current torch.load that belong on the emulated device.
-# Both are cleared when the call returns: a pointer is only meaningful while the
-# tensors it belongs to are alive.
-_saving: Dict[int, int] = {}
+# Storages being read by the current torch.load that belong on the emulated device (and,
+# in `backend.saved_storages`, those being written by the current torch.save). Both are
+# cleared when the call returns: a pointer is only meaningful while its tensors are alive.
 _loading: Dict[int, int] = {}
 
 
-def remember_saved(data: torch.Tensor, index: int) -> None:
-    _saving[data.untyped_storage().data_ptr()] = index
-
-
 def _tag(storage: Any):
-    index = _saving.get(storage.data_ptr()) if storage.device.type == "cpu" else None
+    index = saved_storages.get(storage.data_ptr()) if storage.device.type == "cpu" else None
     return None if index is None else f"cuda:{index}"
 
 
@@ -93,7 +87,7 @@ def patches():
     return [
         (torch.serialization, "_package_registry", sorted(torch.serialization._package_registry + [_ENTRY])),
         (torch._utils, "_rebuild_tensor_v2", _rebuild_tensor_v2),
-        (torch, "save", _clearing(_saving, torch.save)),
+        (torch, "save", _clearing(saved_storages, torch.save)),
         (torch, "load", _clearing(_loading, torch.load)),
         (torch.UntypedStorage, "cuda", _storage_cuda),
     ]
