@@ -58,6 +58,7 @@ from .engine import (DEFAULT_OPTIONS, Finding, Options, SourceError, analyse_mod
                      parse_cst, parse_python)
 from .rules import ALL_RULES
 from .analysis.devices import selection_site
+from .noqa import is_suppressed
 from .rules.base import ADDED_DEVICE
 
 MAX_ROUNDS = 10
@@ -109,8 +110,6 @@ def fix_source(source: str, filename: str = "<unknown>", options: Options = DEFA
 
 
 def _lint(text: str, filename: str, options: Options) -> List[Finding]:
-    from .cli import is_suppressed
-
     lines = text.split("\n")
     return [f for f in lint_source(text, filename, options) if not is_suppressed(f, lines)]
 
@@ -121,8 +120,6 @@ Span = Tuple[Tuple[int, int], Tuple[int, int]]
 def _fix_round(text: str, filename: str, options: Options,
                only: Optional[Finding] = None) -> Tuple[str, List[Finding]]:
     """One pass: the fixes that do not overlap, applied together."""
-    from .cli import is_suppressed
-
     module = parse_cst(text)
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
     raw = [entry for entry in analyse_module(module, rules, options) if is_applicable(entry[3], options)]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .engine import DEFAULT_OPTIONS, Finding, Options, SourceError, lint_source, parse_python
+from .noqa import is_suppressed  # noqa comments work as in .py files
 
 # Cell magics whose body is Python run in the kernel's namespace.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -236,8 +237,6 @@ def lint_notebook_text(text: str, path: str = "<notebook>",
     notebook = parse_notebook(text)
     if not notebook.is_python:
         return []
-    from .cli import is_suppressed  # noqa comments work as in .py files
-
     results: List[Tuple[int, Finding]] = []
     valid = []
     for cell in notebook.cells:
