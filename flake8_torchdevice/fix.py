@@ -49,7 +49,7 @@ import tempfile
 import tokenize
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -60,6 +60,9 @@ from .rules import ALL_RULES
 from .analysis.devices import selection_site
 from .noqa import is_suppressed
 from .rules.base import ADDED_DEVICE
+
+if TYPE_CHECKING:
+    from .notebook import Program
 
 MAX_ROUNDS = 10
 EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
@@ -289,11 +292,41 @@ def fix_file(path: str, options: Options, write: bool) -> FileFix:
     return FileFix(path, result, before=text)
 
 
+def fix_notebook_text(text: str, path: str = "<notebook>", options: Options = DEFAULT_OPTIONS,
+                      **fix_options: Any) -> Tuple[str, List[Tuple[int, Finding]], List[Tuple[int, Finding]]]:
+    """(new file text, fixed findings, findings left) with every fix applied to the
+    notebook's program; the text is unchanged when nothing was fixed. Cells Python
+    cannot parse are neither fixed nor changed.
+
+    Raises SourceError (not a notebook, cannot be analysed; FixError when the fixes
+    would not parse)."""
+    from .notebook import cells_from_program, moved_to_line, parse_notebook, program, syntax_error, write_cells
+
+    notebook = parse_notebook(text)
+    if not notebook.is_python:
+        return text, [], []
+    valid = [cell for cell in notebook.cells if not cell.python.strip() or syntax_error(cell) is None]
+    joined = program(valid)
+    result = fix_source(joined.source, path, options, **fix_options)
+
+    def in_cells(findings: Sequence[Finding], source: Program) -> List[Tuple[int, Finding]]:
+        located = []
+        for finding in findings:
+            cell, line = source.locate(finding.line)
+            located.append((cell.number, moved_to_line(finding, line)))
+        return located
+
+    new_texts = cells_from_program(joined, result.text) if result.changed else {}
+    new_text = write_cells(notebook, new_texts)
+    # Findings left are counted in the fixed notebook's cells.
+    indices = {cell.index for cell in valid}
+    fixed = program([cell for cell in parse_notebook(new_text).cells if cell.index in indices])
+    return new_text, in_cells(result.fixed_findings, joined), in_cells(result.remaining_findings, fixed)
+
+
 def _fix_notebook(path: str, data: bytes, options: Options, write: bool) -> FileFix:
     """A Jupyter notebook: its code cells fixed as one program, only the changed
     cells' source rewritten (see notebook.py)."""
-    from .notebook import fix_notebook_text
-
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     try:
         text = data[len(bom):].decode("utf-8")
