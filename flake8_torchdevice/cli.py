@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import io
 import multiprocessing
 import os
 import platform
-import re
 import sys
-import tokenize
 from dataclasses import dataclass
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -33,16 +30,14 @@ from . import __version__
 from .config import DEFAULT_EXCLUDE, EXTRA_CODES, GUARD_NAMES_HELP, PARAM_DEFAULTS_HELP, Config, ConfigError
 from .config import GUARD_NAMES_OPTION, PARAM_DEFAULTS_OPTION, check_codes, extend_select_help, load_config
 from .config import normalize_path, split_list
-from .engine import Finding, Options, SourceError, lint_source, parse_python
+from .engine import Finding, Options, SourceError
+from .files import lint_path, lint_text, read_source
 from .formats import FORMATS, Replacement, ReportItem, SuggestedFix
 from .rules import ALL_RULES, RULES_BY_CODE
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Files a folder is searched for (files named on the command line are always linted).
 LINTED_SUFFIXES = (".py", ".ipynb")
-# flake8's noqa syntax: `# noqa`, `# noqa: TDV101`, `# NOQA:TDV101,TDV102`.
-NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-CODE_RE = re.compile(r"[A-Z]+[0-9]+", re.I)
 
 
 def is_excluded(path: str, patterns: Sequence[str]) -> bool:
@@ -77,62 +72,6 @@ def iter_python_files(paths: Iterable[str], exclude: Sequence[str] = DEFAULT_EXC
                 joined = os.path.join(root, name)
                 if name.endswith(LINTED_SUFFIXES) and not is_excluded(joined, exclude):
                     yield joined
-
-
-def read_source(path: str) -> str:
-    """Decode as flake8 does: PEP 263 coding line, BOM, UTF-8 by default, and latin-1
-    when that fails (flake8 lints such a file rather than reporting it); line endings
-    read as flake8 reads them (\r\n and \r become \n). Raises OSError."""
-    if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as file:
-            data = file.read()
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        text = data.decode("latin-1")
-    text = text[1:] if text.startswith("\ufeff") else text
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-def is_suppressed(finding: Finding, lines: Sequence[str]) -> bool:
-    if not 1 <= finding.line <= len(lines):
-        return False
-    match = NOQA_RE.search(lines[finding.line - 1])
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(finding.code.upper().startswith(code.upper()) for code in CODE_RE.findall(codes))
-
-
-def lint_text(source: str, path: str, options: Options) -> List[Finding]:
-    """Findings for one file's text, E999 included, `# noqa` applied."""
-    try:
-        # Parse here rather than in the engine so a broken file is reported (E999,
-        # as flake8 does) even when nothing in it could hold a TDV finding.
-        tree = parse_python(source, path)
-        findings = lint_source(source, path, options, tree=tree)
-    except SourceError as error:
-        if error.reason.startswith(("SyntaxError", "IndentationError", "TabError")):
-            return [Finding(error.line or 1, error.col, "E999", error.reason)]
-        raise
-    # Only \n ends a line now; str.splitlines() would also split at \f, \x1c, \u2028...
-    lines = source.split("\n")
-    return [f for f in findings if not is_suppressed(f, lines)]
-
-
-def lint_path(path: str, options: Options) -> Tuple[List[Finding], Optional[str]]:
-    """Findings for one file, or a one-line reason why it was skipped."""
-    try:
-        return lint_text(read_source(path), path, options), None
-    except SourceError as error:
-        return [], error.reason
-    except OSError as error:
-        return [], f"cannot read: {error.strerror or error}"
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ import tempfile
 import tokenize
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -58,7 +58,11 @@ from .engine import (DEFAULT_OPTIONS, Finding, Options, SourceError, analyse_mod
                      parse_cst, parse_python)
 from .rules import ALL_RULES
 from .analysis.devices import selection_site
+from .noqa import is_suppressed
 from .rules.base import ADDED_DEVICE
+
+if TYPE_CHECKING:
+    from .notebook import Program
 
 MAX_ROUNDS = 10
 EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
@@ -109,8 +113,6 @@ def fix_source(source: str, filename: str = "<unknown>", options: Options = DEFA
 
 
 def _lint(text: str, filename: str, options: Options) -> List[Finding]:
-    from .cli import is_suppressed
-
     lines = text.split("\n")
     return [f for f in lint_source(text, filename, options) if not is_suppressed(f, lines)]
 
@@ -121,8 +123,6 @@ Span = Tuple[Tuple[int, int], Tuple[int, int]]
 def _fix_round(text: str, filename: str, options: Options,
                only: Optional[Finding] = None) -> Tuple[str, List[Finding]]:
     """One pass: the fixes that do not overlap, applied together."""
-    from .cli import is_suppressed
-
     module = parse_cst(text)
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
     raw = [entry for entry in analyse_module(module, rules, options) if is_applicable(entry[3], options)]
@@ -292,11 +292,41 @@ def fix_file(path: str, options: Options, write: bool) -> FileFix:
     return FileFix(path, result, before=text)
 
 
+def fix_notebook_text(text: str, path: str = "<notebook>", options: Options = DEFAULT_OPTIONS,
+                      **fix_options: Any) -> Tuple[str, List[Tuple[int, Finding]], List[Tuple[int, Finding]]]:
+    """(new file text, fixed findings, findings left) with every fix applied to the
+    notebook's program; the text is unchanged when nothing was fixed. Cells Python
+    cannot parse are neither fixed nor changed.
+
+    Raises SourceError (not a notebook, cannot be analysed; FixError when the fixes
+    would not parse)."""
+    from .notebook import cells_from_program, moved_to_line, parse_notebook, program, syntax_error, write_cells
+
+    notebook = parse_notebook(text)
+    if not notebook.is_python:
+        return text, [], []
+    valid = [cell for cell in notebook.cells if not cell.python.strip() or syntax_error(cell) is None]
+    joined = program(valid)
+    result = fix_source(joined.source, path, options, **fix_options)
+
+    def in_cells(findings: Sequence[Finding], source: Program) -> List[Tuple[int, Finding]]:
+        located = []
+        for finding in findings:
+            cell, line = source.locate(finding.line)
+            located.append((cell.number, moved_to_line(finding, line)))
+        return located
+
+    new_texts = cells_from_program(joined, result.text) if result.changed else {}
+    new_text = write_cells(notebook, new_texts)
+    # Findings left are counted in the fixed notebook's cells.
+    indices = {cell.index for cell in valid}
+    fixed = program([cell for cell in parse_notebook(new_text).cells if cell.index in indices])
+    return new_text, in_cells(result.fixed_findings, joined), in_cells(result.remaining_findings, fixed)
+
+
 def _fix_notebook(path: str, data: bytes, options: Options, write: bool) -> FileFix:
     """A Jupyter notebook: its code cells fixed as one program, only the changed
     cells' source rewritten (see notebook.py)."""
-    from .notebook import fix_notebook_text
-
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     try:
         text = data[len(bom):].decode("utf-8")

@@ -379,7 +379,7 @@ def expected_findings(source: str) -> Counter:
 
 
 def lint_findings(path: str) -> Counter:
-    from .cli import lint_path  # the CLI's own path: decoding and `# noqa` included
+    from .files import lint_path  # the CLI's own path: decoding and `# noqa` included
 
     findings, skipped = lint_path(path, Options())
     if skipped is not None:

@@ -38,10 +38,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import __version__
-from .cli import NOQA_RE, is_suppressed
 from .docs import rule_url
 from .engine import DEFAULT_OPTIONS, Finding, Options, SourceError, lint_source
 from .fix import fix_title
+from .noqa import NOQA_RE, is_suppressed
 from .notebook import CodeCell, Program, moved_to_line, program, python_cell, syntax_error
 
 NAME = "flake8-torchdevice"

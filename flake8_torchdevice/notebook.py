@@ -14,6 +14,8 @@ back to cells, and fixed cells written back into the notebook.
   (markdown cells included), the line is counted in that cell.
 - Writing back replaces only the `source` of changed cells; outputs, metadata, key
   order and the JSON layout (indent, separators, escaping, final newline) stay.
+  Fixing a notebook (`fix.fix_notebook_text`) uses these pieces; this module does not
+  import `fix`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .engine import DEFAULT_OPTIONS, Finding, Options, SourceError, lint_source, parse_python
+from .noqa import is_suppressed  # noqa comments work as in .py files
 
 # Cell magics whose body is Python run in the kernel's namespace.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -236,8 +239,6 @@ def lint_notebook_text(text: str, path: str = "<notebook>",
     notebook = parse_notebook(text)
     if not notebook.is_python:
         return []
-    from .cli import is_suppressed  # noqa comments work as in .py files
-
     results: List[Tuple[int, Finding]] = []
     valid = []
     for cell in notebook.cells:
@@ -376,35 +377,3 @@ def json_layout(text: str, data: Any) -> JsonLayout:
         if dump(data, layout) == text:
             return layout
     return candidates[0]
-
-
-def fix_notebook_text(text: str, path: str = "<notebook>", options: Options = DEFAULT_OPTIONS,
-                      **fix_options: Any) -> Tuple[str, List[Tuple[int, Finding]], List[Tuple[int, Finding]]]:
-    """(new file text, fixed findings, findings left) with every fix applied to the
-    notebook's program; the text is unchanged when nothing was fixed. Cells Python
-    cannot parse are neither fixed nor changed.
-
-    Raises SourceError (not a notebook, cannot be analysed; FixError when the fixes
-    would not parse)."""
-    from .fix import fix_source
-
-    notebook = parse_notebook(text)
-    if not notebook.is_python:
-        return text, [], []
-    valid = [cell for cell in notebook.cells if not cell.python.strip() or syntax_error(cell) is None]
-    joined = program(valid)
-    result = fix_source(joined.source, path, options, **fix_options)
-
-    def in_cells(findings: Sequence[Finding], source: Program) -> List[Tuple[int, Finding]]:
-        located = []
-        for finding in findings:
-            cell, line = source.locate(finding.line)
-            located.append((cell.number, moved_to_line(finding, line)))
-        return located
-
-    new_texts = cells_from_program(joined, result.text) if result.changed else {}
-    new_text = write_cells(notebook, new_texts)
-    # Findings left are counted in the fixed notebook's cells.
-    indices = {cell.index for cell in valid}
-    fixed = program([cell for cell in parse_notebook(new_text).cells if cell.index in indices])
-    return new_text, in_cells(result.fixed_findings, joined), in_cells(result.remaining_findings, fixed)

@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 from flake8_torchdevice.engine import Options, SourceError
-from flake8_torchdevice.notebook import (cells_from_program, fix_notebook_text, json_layout, lint_notebook,
+from flake8_torchdevice.fix import fix_notebook_text
+from flake8_torchdevice.notebook import (cells_from_program, json_layout, lint_notebook,
                                          lint_notebook_text, parse_notebook, program, python_cell, write_cells)
 
 

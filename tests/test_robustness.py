@@ -11,6 +11,7 @@ import pytest
 
 import flake8_torchdevice.cli as cli
 import flake8_torchdevice.engine as engine
+import flake8_torchdevice.files as files
 from flake8_torchdevice.plugin import TorchDevicePlugin
 
 CUDA = "import torch\nx = torch.ones(2).cuda()\n"
@@ -200,13 +201,13 @@ def test_stdin():
 def test_internal_error_names_the_file_and_goes_on(tmp_path, monkeypatch, capsys):
     bad = write(tmp_path, "a.py", CUDA.encode())
     good = write(tmp_path, "b.py", CUDA.encode())
-    real = cli.lint_source
+    real = files.lint_source
 
     def explode(source, path, *args, **kwargs):
         if path == bad:
             raise KeyError("boom")
         return real(source, path, *args, **kwargs)
-    monkeypatch.setattr(cli, "lint_source", explode)
+    monkeypatch.setattr(files, "lint_source", explode)
     assert cli.main(["check", bad, good]) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith(f"{bad}: internal error: KeyError: 'boom'; please report this bug")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -23,7 +23,8 @@ from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, ke
                      string_value)
 
 if TYPE_CHECKING:
-    from .walker import Analyzer
+    from .kinds import ValueKinds
+    from .scopes import Scope
 
 # Classes from torch.nn that are not modules.
 NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
@@ -148,10 +149,28 @@ class ClassInfo:
         return any(method in _MOVING_OVERRIDES for info in self.lineage() for method in info.methods)
 
 
+class ClassFactsContext(Protocol):
+    """What `ClassFacts` reads from the walk. The `Analyzer` (walker.py) is one; it is
+    declared here so that this module need not import the walker, which imports it."""
+
+    kinds: ValueKinds
+    stack: List[cst.CSTNode]
+
+    @property
+    def scope(self) -> Scope: ...
+
+    @property
+    def current_class(self) -> Optional[ClassInfo]: ...
+
+    def parent(self, depth: int = 1) -> Optional[cst.CSTNode]: ...
+
+    def resolve(self, node: cst.CSTNode) -> Optional[str]: ...
+
+
 class ClassFacts:
     """Fills each class's `ClassInfo` during the walk (dispatched like a rule)."""
 
-    def __init__(self, analyzer: "Analyzer") -> None:
+    def __init__(self, analyzer: ClassFactsContext) -> None:
         self.ctx = analyzer
         self.by_name: Dict[str, ClassInfo] = {}
         # per function being walked: (class, method, name of self) or None outside methods

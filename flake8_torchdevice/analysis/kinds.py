@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Container, Dict, Optional, Set
+from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set
 
 import libcst as cst
 
@@ -30,7 +30,28 @@ from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, num
 
 if TYPE_CHECKING:
     from .scopes import Scope
-    from .walker import Analyzer
+
+
+class _BuiltClass(Protocol):
+    def is_init_time(self, method: str) -> bool: ...
+
+
+class KindsContext(Protocol):
+    """What `ValueKinds` reads from the walk. The `Analyzer` (walker.py) is one; it is
+    declared here so that this module need not import the walker, which imports it."""
+
+    scopes: List[Scope]
+    module_classes: Set[str]
+
+    @property
+    def current_function(self) -> Optional[cst.FunctionDef]: ...
+
+    @property
+    def current_class(self) -> Optional[_BuiltClass]: ...
+
+    def resolve(self, node: cst.CSTNode) -> Optional[str]: ...
+
+    def function_scope(self) -> Scope: ...
 
 TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"
 # Methods and attributes that turn a tensor into plain Python data (device no longer matters).
@@ -98,7 +119,7 @@ class ScopeKinds:
 class ValueKinds:
     """Kept by the `Analyzer` during its walk; rules ask `kind_of(expr)`."""
 
-    def __init__(self, analyzer: "Analyzer") -> None:
+    def __init__(self, analyzer: KindsContext) -> None:
         self.ctx = analyzer
 
     # ------------------------------------------------------------ queries

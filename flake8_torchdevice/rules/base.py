@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, List, Optional, Protocol, Tuple, Union
 
 import libcst as cst
 
 if TYPE_CHECKING:
     from ..analysis import Analyzer
-    from ..engine import Options
 
 # What a node is replaced by: a node, several statements (`cst.FlattenSentinel`),
 # or nothing (`cst.RemoveFromParent()`, for a statement or an argument).
@@ -153,6 +152,14 @@ class CallTrigger:
     exempt_keywords: FrozenSet[Optional[str]] = frozenset()
 
 
+class RuleOptions(Protocol):
+    """What a rule reads from the run's options. The engine's `Options` is one; it is
+    declared here so that the rules need not import the engine, which imports them."""
+
+    @property
+    def check_param_defaults(self) -> bool: ...
+
+
 class Rule:
     """Base class. Subclasses define `visit_<Node>` / `leave_<Node>` methods, which the
     analyzer calls during its single traversal, and call `self.report(node)`."""
@@ -189,7 +196,7 @@ class Rule:
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []
 
-    def __init__(self, analyzer: "Analyzer", sink: List[RawFinding], options: "Options") -> None:
+    def __init__(self, analyzer: "Analyzer", sink: List[RawFinding], options: RuleOptions) -> None:
         self.ctx = analyzer
         self.options = options
         self._sink = sink
