@@ -222,9 +222,6 @@ def test_emulate_stands_apart():
     assert importers == ["flake8_torchdevice.cli"]
 
 
-@pytest.mark.xfail(strict=True, reason="emulate's modules import BACKEND from the package, whose lazy "
-                   "__getattr__ imports session, and backend imports serialization lazily while "
-                   "serialization imports backend; breaking these means moving emulate's code")
 def test_emulate_has_no_import_cycles():
     cycles = _cycles([m for m in MODULES if _in(m, EMULATE)])
     assert not cycles, "import cycles:\n" + _cycle_report(cycles)
