@@ -47,6 +47,7 @@ ROWS
     test_lenient_deepcopy_model
     test_lenient_module_dtype_after_move[*]  Module.half()/.double()/.to(dtype) after .cuda()
     test_lenient_data_assignment      t.data = other (shape and values follow)
+    test_lenient_optimizer_built_before_move  optimizer built before model.cuda() still trains it
     test_lenient_conjugate_and_negative_views  a * torch.conj(b) on the device
     test_lenient_cuda_initial_seed
     test_lenient_module_moves[*]      Module.cuda() / .to("cuda") / .to(torch.device("cuda")) + is_cuda checks
@@ -736,6 +737,24 @@ def test_lenient_conjugate_and_negative_views(emu):
     assert torch.equal((a.cuda() * torch.conj(b.cuda())).cpu(), a * torch.conj(b))
     assert torch.equal((a.cuda() + torch.conj(b.cuda()).imag).cpu(), a + torch.conj(b).imag)
     assert torch.equal((a.cuda() * b.cuda()._neg_view()).cpu(), a * b._neg_view())
+
+
+def test_lenient_optimizer_built_before_move(emu):
+    """An optimizer built before model.cuda() still steps the model's parameters: the move
+    keeps the Parameter objects (found in pytorch/examples' mnist_forward_forward)."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    before = [id(p) for p in model.parameters()]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.cuda()
+    assert [id(p) for p in model.parameters()] == before
+    assert all(isinstance(p, nn.Parameter) and on_emulated(p) for p in model.parameters())
+    weight = model.weight.detach().cpu().clone()
+    model(torch.ones(2, 3, device="cuda")).sum().backward()
+    optimizer.step()
+    assert not torch.equal(weight, model.weight.detach().cpu())
+    model.cpu()
+    assert [id(p) for p in model.parameters()] == before and model.weight.device.type == "cpu"
 
 
 def test_lenient_data_assignment(emu):

@@ -28,6 +28,7 @@ class EmulatedCuda:
         self._saved: List[Tuple[Any, str, Any]] = []
         self._mode: Optional[EmulationMode] = None
         self._threads = True
+        self._swap = False
 
     def __enter__(self) -> "EmulatedCuda":
         global _active
@@ -44,6 +45,11 @@ class EmulatedCuda:
             # the calling thread instead (results are the same).
             self._threads = torch._C._is_multithreading_enabled()
             torch._C._set_multithreading_enabled(False)
+            # `model.cuda()` keeps its Parameter objects, as on a GPU, so that an optimizer
+            # built before the move still holds the model's parameters: a CPU tensor's
+            # contents cannot take an emulated tensor's by `param.data = ...`, so they swap.
+            self._swap = torch.__future__.get_swap_module_params_on_conversion()
+            torch.__future__.set_swap_module_params_on_conversion(True)
             self._mode = EmulationMode()
             self._mode.__enter__()
             _active = self
@@ -62,6 +68,7 @@ class EmulatedCuda:
                     setattr(owner, name, value)
             self._saved.clear()
             torch._C._set_multithreading_enabled(self._threads)
+            torch.__future__.set_swap_module_params_on_conversion(self._swap)
             backend.state.default = None
             _active = None
 
