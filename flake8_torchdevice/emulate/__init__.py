@@ -14,8 +14,10 @@ under the name `emucuda` (`backend.py`). Its tensors are wrapper tensors
 each operator's arguments the way CUDA kernels do, then runs the operator on the held
 CPU tensors. Python code sees `cuda` (`tensor.device`, `tensor.is_cuda`); a
 `TorchFunctionMode` (`mode.py`) turns `cuda` device arguments into the emulated device,
-and `cuda_api.py` answers `torch.cuda`'s questions and hooks checkpoints, pinned
-memory and DataParallel. `docs/emulate.md` lists what is emulated and what is not.
+and `cuda_api.py` answers `torch.cuda`'s questions and makes pinned memory plain host memory;
+`serialization.py` tags checkpoints as a GPU's, and `modules.py` keeps Parameter objects
+through `model.cuda()` and DataParallel's checks. `docs/emulate.md` lists what is
+emulated and what is not.
 
 Entry points: `emulate_cuda()` (a context manager), `python -m flake8_torchdevice.emulate`
 / `flake8-torchdevice emulate` (run a script or module), and the pytest plugin

@@ -7,7 +7,7 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
-from . import backend, cuda_api, parallel, serialization
+from . import backend, cuda_api, modules, serialization
 from .mode import EmulationMode
 
 _lock = threading.Lock()
@@ -28,7 +28,6 @@ class EmulatedCuda:
         self._saved: List[Tuple[Any, str, Any]] = []
         self._mode: Optional[EmulationMode] = None
         self._threads = True
-        self._swap = False
 
     def __enter__(self) -> "EmulatedCuda":
         global _active
@@ -37,7 +36,7 @@ class EmulatedCuda:
                 raise RuntimeError("the emulated GPU is already active")
             backend.register()
             backend.state.devices, backend.state.current, backend.state.default = self.devices, 0, None
-            for owner, name, value in cuda_api.patches() + serialization.patches() + parallel.patches():
+            for owner, name, value in cuda_api.patches() + serialization.patches() + modules.patches():
                 self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
                 setattr(owner, name, value)
             # Autograd runs a non-CPU device's backward on a thread of that device, sized by
@@ -45,11 +44,7 @@ class EmulatedCuda:
             # the calling thread instead (results are the same).
             self._threads = torch._C._is_multithreading_enabled()
             torch._C._set_multithreading_enabled(False)
-            # `model.cuda()` keeps its Parameter objects, as on a GPU, so that an optimizer
-            # built before the move still holds the model's parameters: a CPU tensor's
-            # contents cannot take an emulated tensor's by `param.data = ...`, so they swap.
-            self._swap = torch.__future__.get_swap_module_params_on_conversion()
-            torch.__future__.set_swap_module_params_on_conversion(True)
+
             self._mode = EmulationMode()
             self._mode.__enter__()
             _active = self
@@ -68,7 +63,6 @@ class EmulatedCuda:
                     setattr(owner, name, value)
             self._saved.clear()
             torch._C._set_multithreading_enabled(self._threads)
-            torch.__future__.set_swap_module_params_on_conversion(self._swap)
             backend.state.default = None
             _active = None
 

@@ -50,5 +50,22 @@ def _forward(self: nn.DataParallel, *inputs: Any, **kwargs: Any) -> Any:
     return _moved(output, emulated_device(torch.device("cuda", self.output_device)))
 
 
+_original_apply = nn.Module._apply
+
+
+def _apply(self: nn.Module, fn: Any, recurse: bool = True) -> nn.Module:
+    swapping = torch.__future__.get_swap_module_params_on_conversion()
+    try:
+        torch.__future__.set_swap_module_params_on_conversion(True)
+        return _original_apply(self, fn, recurse)
+    except RuntimeError as error:
+        if "Couldn't swap" not in str(error):
+            raise
+        torch.__future__.set_swap_module_params_on_conversion(False)
+        return _original_apply(self, fn, recurse)  # moves and casts are idempotent
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(swapping)
+
+
 def patches() -> List[Tuple[Any, str, Any]]:
-    return [(nn.DataParallel, "forward", _forward)]
+    return [(nn.DataParallel, "forward", _forward), (nn.Module, "_apply", _apply)]
