@@ -26,7 +26,7 @@ from ..analysis import (
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.syntax import ast_definitions
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
 from .base import CallTrigger, Fix, Rule
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -1098,17 +1098,14 @@ class DiscardedTo(Rule):
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
-        # per function: bare moves of names of unknown kind, decided when the function ends
-        self._deferred: List[List[Tuple[cst.Expr, cst.Call, str, object]]] = [[]]
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._deferred.append([])
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._decide(self._deferred.pop())
+        # bare moves of receivers of unknown kind, decided when the file ends: later lines
+        # (`x.unsqueeze(0)`, `model(x)`) and functions defined later (`self.pe = self.make_pe()`) tell
+        self._deferred: List[Tuple[cst.Expr, cst.Call, Callable[[], bool]]] = []
 
     def leave_Module(self, node: cst.Module) -> None:
-        self._decide(self._deferred.pop())
+        for statement, call, is_tensor in self._deferred:
+            if is_tensor():
+                self._report(statement, call)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
@@ -1116,20 +1113,35 @@ class DiscardedTo(Rule):
                 and call.func.attr.value in _DISCARDABLE):
             return
         receiver = call.func.value
-        if dotted_name(receiver) is None:
+        if dotted_name(receiver) is None and not (isinstance(receiver, cst.Subscript) and subscript_key(receiver)):
             return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
         if kind == TENSOR:
             self._report(node, call)
-        elif kind is None and isinstance(receiver, cst.Name):
-            # `x.to(device)` now, `x.unsqueeze(0)` later: decided when the function ends
-            self._deferred[-1].append((node, call, receiver.value, kinds.facts()))
+        elif kind is None:
+            self._deferred.append((node, call, self._later_evidence(receiver)))
 
-    def _decide(self, deferred) -> None:
-        for statement, call, name, facts in deferred:
-            if name in facts.tensor_uses and facts.names.get(name) is None:
-                self._report(statement, call)
+    def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
+        """What may show, once the file is read, that `receiver` holds a tensor: a name used
+        with a tensor-only method, indexed like an array (`x[:, 0]`) or passed to a known
+        module (`model(x)`) anywhere in its function; a name or attribute bound from a
+        function of the file that returns tensors; `self.<name>` assigned only tensors."""
+        kinds = self.ctx.kinds
+        facts = kinds.facts()
+        dotted = dotted_name(receiver)
+        callee = facts.from_call.get(dotted) if dotted is not None else None
+        attribute = kinds.self_attribute(receiver)
+        name = receiver.value if isinstance(receiver, cst.Name) else None
+
+        def is_tensor() -> bool:
+            if callee is not None:
+                return kinds.return_kind(callee) == TENSOR
+            if attribute is not None and (dotted not in facts.names):
+                return kinds.attribute_kind(*attribute) == TENSOR
+            return name is not None and facts.names.get(name) is None and (
+                name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs)
+        return is_tensor
 
     def _report(self, statement: cst.Expr, call: cst.Call) -> None:
         assert isinstance(call.func, cst.Attribute)
