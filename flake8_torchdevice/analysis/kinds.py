@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Container, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Container, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -79,13 +79,12 @@ MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfl
 # torch.nn classes that are not modules.
 NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
-_LOADER_RE = re.compile(r"(^|_)(data)?loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
+_LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
 # Annotated containers whose items are tensors: `Tuple[torch.Tensor, ...]`, `List[Tensor]`.
 _TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterator", "tuple", "list"})
 # A parameter with this name is a batch of a data loader (`def training_step(self, batch, i)`).
 _BATCH_PARAMETERS = frozenset({"batch"})
-# An item of a class's attribute or function-result evidence: a kind, or the call it was bound from.
-Evidence = Union[Optional[str], Tuple[str, str]]
+
 _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
                             r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
@@ -103,8 +102,6 @@ class ScopeKinds:
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
-    # name or dotted name -> the function of this file it was bound from (`self.pe = self.make_pe()`)
-    from_call: Dict[str, str] = field(default_factory=dict)
 
 
 class ValueKinds:
@@ -112,10 +109,8 @@ class ValueKinds:
 
     def __init__(self, analyzer: "Analyzer") -> None:
         self.ctx = analyzer
-        # "f" or "Class.method" -> the kinds its `return` statements give (decided after the walk)
-        self.returns: Dict[str, List[Optional[str]]] = {}
-        # (class, attribute) -> what every `self.<attribute> = ...` of the class assigned
-        self.attributes: Dict[Tuple[str, str], List[Evidence]] = {}
+        # (class, attribute) -> the kinds `self.<attribute> = ...` in the class's `__init__` assigned
+        self.attributes: Dict[Tuple[str, str], List[Optional[str]]] = {}
 
     # ------------------------------------------------------------ queries
 
@@ -193,31 +188,11 @@ class ValueKinds:
 
     # ------------------------------------------------------------ results of the file's functions, attributes
 
-    def callee_key(self, call: cst.CSTNode) -> Optional[str]:
-        """`f(...)` of a function of this file, or `self.m(...)` of a method of this class:
-        the key its returns are kept under."""
-        if not isinstance(call, cst.Call):
-            return None
-        func = call.func
-        if isinstance(func, cst.Name) and self.ctx.resolve(func) is None:
-            return func.value
-        info = self.ctx.current_class
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                and info is not None:
-            return f"{info.name}.{func.attr.value}"
-        return None
-
-    def return_kind(self, key: Optional[str]) -> Optional[str]:
-        """The kind every `return` of the file's function `key` gives, when they agree."""
-        kinds = set(self.returns.get(key, [None])) if key is not None else {None}
-        return kinds.pop() if len(kinds) == 1 else None
-
     def attribute_kind(self, class_name: str, attribute: str) -> Optional[str]:
-        """The kind of `self.<attribute>` when every assignment of it in the class agrees
-        (results of the file's functions count by what they return: call after the walk)."""
-        kinds = set()
-        for evidence in self.attributes.get((class_name, attribute), [None]):
-            kinds.add(self.return_kind(evidence[1]) if isinstance(evidence, tuple) else evidence)
+        """The kind of `self.<attribute>` when every assignment of it in `__init__` agrees.
+        Only `__init__` counts: the fast path keeps it beside any kept method, and other
+        methods may be left out of the parse."""
+        kinds = set(self.attributes.get((class_name, attribute), [None]))
         return kinds.pop() if len(kinds) == 1 else None
 
     def self_attribute(self, node: cst.CSTNode) -> Optional[Tuple[str, str]]:
@@ -399,7 +374,6 @@ class ValueKinds:
             facts.batches.discard(target.value)
             for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs):
                 other.discard(target.value)
-            facts.from_call.pop(target.value, None)
             prefix = target.value + "["
             for key in [key for key in facts.names if key.startswith(prefix)]:
                 del facts.names[key]
@@ -413,9 +387,9 @@ class ValueKinds:
             dotted = dotted_name(target)
             if dotted is not None:
                 facts.names[dotted] = kind
-                facts.from_call.pop(dotted, None)
             attribute = self.self_attribute(target)
-            if attribute is not None:
+            function = self.ctx.current_function
+            if attribute is not None and function is not None and function.name.value == "__init__":
                 self.attributes.setdefault(attribute, []).append(kind)
         elif isinstance(target, cst.Subscript):
             key = subscript_key(target)
@@ -438,13 +412,6 @@ class ValueKinds:
             facts.loaders.add(name)
         if name is not None and string_value(getattr(keyword(value, "return_tensors"), "value", None)) == "pt":
             facts.tensor_dicts.add(name)  # a tokenizer's BatchEncoding: its items are tensors
-        callee = self.callee_key(value)
-        dotted = dotted_name(target)
-        if callee is not None and dotted is not None:
-            facts.from_call[dotted] = callee
-            attribute = self.self_attribute(target)
-            if attribute is not None:
-                self.attributes[attribute][-1] = ("call", callee)
 
     def _assigned_kind(self, target: cst.CSTNode, value: cst.CSTNode) -> Optional[str]:
         if number_value(value) is not None:
@@ -552,16 +519,6 @@ class ValueKinds:
         if isinstance(node.value, cst.Name) and is_array_index(node):
             self.facts().sliced.add(node.value.value)
 
-    def leave_Return(self, node: cst.Return) -> None:
-        function = self.ctx.current_function
-        if function is None or node.value is None:
-            return
-        info = self.ctx.current_class
-        key = function.name.value if info is None else f"{info.name}.{function.name.value}"
-        kind = self.kind_of(node.value)
-        if kind is None:
-            kind = self.return_kind(self.callee_key(node.value))
-        self.returns.setdefault(key, []).append(kind)
 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:

@@ -1099,7 +1099,7 @@ class DiscardedTo(Rule):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         # bare moves of receivers of unknown kind, decided when the file ends: later lines
-        # (`x.unsqueeze(0)`, `model(x)`) and functions defined later (`self.pe = self.make_pe()`) tell
+        # (`x.unsqueeze(0)`, `model(x)`) and an `__init__` defined later may tell
         self._deferred: List[Tuple[cst.Expr, cst.Call, Callable[[], bool]]] = []
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -1125,19 +1125,16 @@ class DiscardedTo(Rule):
     def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
         """What may show, once the file is read, that `receiver` holds a tensor: a name used
         with a tensor-only method, indexed like an array (`x[:, 0]`) or passed to a known
-        module (`model(x)`) anywhere in its function; a name or attribute bound from a
-        function of the file that returns tensors; `self.<name>` assigned only tensors."""
+        module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
+        in `__init__` (which may come later in the class)."""
         kinds = self.ctx.kinds
         facts = kinds.facts()
-        dotted = dotted_name(receiver)
-        callee = facts.from_call.get(dotted) if dotted is not None else None
         attribute = kinds.self_attribute(receiver)
+        local = dotted_name(receiver) in facts.names
         name = receiver.value if isinstance(receiver, cst.Name) else None
 
         def is_tensor() -> bool:
-            if callee is not None:
-                return kinds.return_kind(callee) == TENSOR
-            if attribute is not None and (dotted not in facts.names):
+            if attribute is not None and not local:
                 return kinds.attribute_kind(*attribute) == TENSOR
             return name is not None and facts.names.get(name) is None and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs)
