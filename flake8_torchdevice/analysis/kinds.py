@@ -7,8 +7,10 @@ was last bound to, in statement order:
 - tensors: tensor factories and `torch.from_numpy`/`torch.tensor(...)`, tensor ops
   (`torch.cat`, `F.pad`, arithmetic with a tensor, `t.float()` chains), parameters
   annotated `torch.Tensor`, names used with a method only tensors have
-  (`x.unsqueeze(0)`), and the values unpacked from a `DataLoader` loop
-  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`);
+  (`x.unsqueeze(0)`), the values unpacked from a `DataLoader` loop
+  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`), items of a
+  batch (`batch["x"]`) or of `tokenizer(..., return_tensors="pt")`, array indexing
+  (`x[:, -n:]`), and the items of `xs: Tuple[torch.Tensor, ...]`;
 - modules: constructors of `torch.nn` classes and of the file's own `nn.Module`
   subclasses, and model-like names (`model = Net(...)`) bound from a constructor;
 - devices: `torch.device(...)`, `x.device`, device-named values.

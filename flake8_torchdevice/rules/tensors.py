@@ -1019,12 +1019,18 @@ class DiscardedTo(Rule):
 
     ## What it does
     Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement when
-    `t` is known to be a tensor: a value unpacked from a `DataLoader` loop
-    (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`), a tensor
-    factory or tensor op (`t = torch.zeros(3)`, `t = torch.cat(...)`, `t = a * b` of a
-    tensor), a parameter annotated `torch.Tensor`, or a name used with a method only
-    tensors have (`t.unsqueeze(0)`, `t.masked_fill(...)`, `t.detach()`), before or after
-    the statement.
+    `t` is known to be a tensor: a value unpacked from a data-loader loop
+    (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
+    from `DataLoader(...)` or named like `trainloader`, `train_loader_1`) or an item of
+    a batch (`batch["x"]`, `batch[0]`, also of a parameter called `batch`), an item of
+    `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
+    tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
+    `t = a * b` of a tensor), a parameter annotated `torch.Tensor` or the items of one
+    annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
+    tensors, or a name used the way only tensors are, before or after the statement: a
+    tensor-only method (`t.unsqueeze(0)`, `t.masked_fill(...)`), `torch.zeros_like(t)`,
+    array indexing (`t[:, 0]`), or as an input of a known module (`model(t)`). A CUDA
+    guard around the statement changes nothing.
 
     ## Why is this bad
     Tensor moves are not in place: `t.to(device)` returns a copy on the device and
@@ -1056,7 +1062,10 @@ class DiscardedTo(Rule):
       correct; so are names bound from `nn` constructors or the file's own modules.
     - Values of unknown kind: a whole batch (`for batch in loader: batch.to(device)`)
       may be a batch object whose `.to()` works in place (PyG's `Data`, Hugging Face's
-      `BatchEncoding`), and an unannotated parameter may be a module.
+      `BatchEncoding`, also when passed whole to a model), so may a tokenizer's result
+      (`inputs = tokenizer(..., return_tensors="pt"); inputs.to(device)` is correct);
+      an unannotated parameter may be a module; optimizers, lists, dicts and classes
+      with their own `to` are not tensors.
     - The result is used: `x = x.to(device)`, `return x.cuda()`, `f(x.to(device))`.
     - The receiver is not a name or attribute (`torch.zeros(1).cuda(i)` warms up a GPU:
       there is nothing to assign back to).
