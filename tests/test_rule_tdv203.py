@@ -80,6 +80,73 @@ REPORTED = {
             x.cuda()
         """), [(5, 8)]),
     "module level": ("import torch\nx = torch.zeros(3)\nx.to('cpu')\n", [(3, 0)]),
+    "items of a loader batch": (function("""\
+        for t in train_loader:
+            X, y = t["X"], t["y"]
+            X.to(device)
+            y.to(device)
+            model(X)
+        """), [(5, 8), (6, 8)]),
+    "batch[0] of a whole batch": (function("""\
+        for batch in dataloader:
+            batch[0].to(device)
+            x = batch[0]
+            x.to(device)
+        """), [(4, 8), (6, 8)]),
+    "inputs unpacked from an enumerate target": (function("""\
+        for i, data in enumerate(trainloader, 0):
+            inputs, labels = data
+            inputs.to(device)
+        """), [(5, 8)]),
+    "numbered loader, whole batch used as a tensor": (function("""\
+        for x in train_loader_1:
+            x.to(device)
+            mask = torch.zeros_like(x)
+        """), [(4, 8)]),
+    "name bound from DataLoader(...)": (function("""\
+        batches = None
+        dl_train = torch.utils.data.DataLoader(ds)
+        it = DataLoader(ds, batch_size=4)
+        for a, b in it:
+            b.cuda()
+        """), [(7, 8)]),
+    "parameter named batch": (
+        "class Step:\n    def __call__(self, engine, batch):\n        x = batch[0]\n"
+        "        if self.device: x.to(self.device)\n        return self.model(x)\n", [(4, 24)]),
+    "legacy constructor and Variable": (
+        "import torch\nfrom torch.autograd import Variable\ndef run(device):\n    a = torch.Tensor(3)\n"
+        "    a.cuda()\n    v = Variable(a)\n    v.cuda()\n", [(5, 4)]),
+    "tokenizer result with return_tensors": (function("""\
+        enc = tokenizer(texts, return_tensors="pt", padding=True)
+        enc["input_ids"].to(device)
+        enc.to(device)
+        """, "tokenizer, texts, device"), [(4, 4)]),
+    "item assigned a sliced tensor": (function("""\
+        inputs = prepare(inputs)
+        inputs["input_ids"] = inputs["input_ids"][:, -n:]
+        inputs['input_ids'].to(device)
+        """, "inputs, n, device"), [(5, 4)]),
+    "name indexed like an array": (function("""\
+        x.to(device)
+        return x[idx, :]
+        """, "x, idx, device"), [(3, 4)]),
+    "input of a known module": (
+        "import torch.nn as nn\nclass Net(nn.Module):\n    pass\nclass Server(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        model = Net()\n        self.model = model\n"
+        "    def forward(self, inp):\n        inp.to(self.device)\n        return self.model(inp)\n", [(10, 8)]),
+    "loop over annotated tensors": (
+        "from typing import Optional, Tuple\nimport torch\ndef f(xs: Optional[Tuple[torch.Tensor, ...]], device):\n"
+        "    for x in xs:\n        x.to(device)\n    for t in (torch.ones(1), torch.zeros(1)):\n        t.cuda()\n",
+        [(5, 8), (7, 8)]),
+    "tensor attribute set in __init__": (
+        "import torch\nclass P(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.pe = torch.zeros(10, 4)\n    def forward(self, x):\n        self.pe.to(x.device)\n"
+        "        return x + self.pe\n", [(7, 8)]),
+    "guarded cuda of a batch item": (function("""\
+        for images, labels in loader:
+            if torch.cuda.is_available():
+                labels.cuda()
+        """), [(5, 12)]),
 }
 
 
@@ -140,6 +207,49 @@ NOT_REPORTED = {
         x.to(device)
         return x
         """, "x, device"),
+    "optimizer and unknown objects": function("""\
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        opt.to(device)
+        criterion = make_loss()
+        criterion.cuda()
+        helper = Helper()
+        helper.to(device)
+        """),
+    "tokenizer BatchEncoding moves in place": function("""\
+        inputs = tokenizer(texts, return_tensors="pt")
+        inputs.to(device)
+        return model(**inputs)
+        """, "model, tokenizer, texts, device"),
+    "whole batch passed to a module (PyG Data)": (
+        "import torch.nn as nn\nclass Net(nn.Module):\n    pass\ndef run(loader, device):\n    model = Net()\n"
+        "    for data in loader:\n        data.to(device)\n        model(data)\n"),
+    "list and dict values": function("""\
+        xs = [a, b]
+        xs.to(device)
+        d = {"a": a}
+        d["a"].to(device)
+        """, "a, b, device"),
+    "custom class with its own to": (
+        "class Boxes:\n    def to(self, device):\n        self.t = self.t.to(device)\n        return self\n"
+        "def run(device):\n    b = Boxes()\n    b.to(device)\n"),
+    "sliced name rebound before the move": function("""\
+        y = x[:, 0]
+        x = get()
+        x.to(device)
+        """, "x, device"),
+    "attribute assigned a module in __init__ too": (
+        "import torch\nclass A:\n    def __init__(self, net):\n        self.t = torch.ones(3)\n"
+        "        if net:\n            self.t = net\n    def go(self, device):\n        self.t.to(device)\n"),
+    "attribute from a function of the file (left out of the fast parse)": (
+        "import torch\ndef subsequent_mask(n):\n    return torch.ones(n, n)\nclass L:\n    def __init__(self):\n"
+        "        self.mask = subsequent_mask(5)\n        self.mask.cuda()\n"),
+    "function that may return something else": (
+        "import torch\ndef make(n):\n    if n:\n        return torch.ones(n)\n    return Thing()\n"
+        "def run(device):\n    t = make(3)\n    t.to(device)\n"),
+    "index of enumerate over a numbered loader": function("""\
+        for i, x in enumerate(loader_2):
+            i.to(device)
+        """),
 }
 
 

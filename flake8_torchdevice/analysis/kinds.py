@@ -7,8 +7,10 @@ was last bound to, in statement order:
 - tensors: tensor factories and `torch.from_numpy`/`torch.tensor(...)`, tensor ops
   (`torch.cat`, `F.pad`, arithmetic with a tensor, `t.float()` chains), parameters
   annotated `torch.Tensor`, names used with a method only tensors have
-  (`x.unsqueeze(0)`), and the values unpacked from a `DataLoader` loop
-  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`);
+  (`x.unsqueeze(0)`), the values unpacked from a `DataLoader` loop
+  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`), items of a
+  batch (`batch["x"]`) or of `tokenizer(..., return_tensors="pt")`, array indexing
+  (`x[:, -n:]`), and the items of `xs: Tuple[torch.Tensor, ...]`;
 - modules: constructors of `torch.nn` classes and of the file's own `nn.Module`
   subclasses, and model-like names (`model = Net(...)`) bound from a constructor;
 - devices: `torch.device(...)`, `x.device`, device-named values.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set
+from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -100,7 +102,12 @@ MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfl
 # torch.nn classes that are not modules.
 NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
-_LOADER_RE = re.compile(r"(^|_)(data)?loader(s)?$|(^|_)dl$|^batches$", re.I)
+_LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
+# Annotated containers whose items are tensors: `Tuple[torch.Tensor, ...]`, `List[Tensor]`.
+_TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterator", "tuple", "list"})
+# A parameter with this name is a batch of a data loader (`def training_step(self, batch, i)`).
+_BATCH_PARAMETERS = frozenset({"batch"})
+
 _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
                             r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
@@ -114,6 +121,10 @@ class ScopeKinds:
     tensor_uses: Set[str] = field(default_factory=set)  # names used with a tensor-only method
     batches: Set[str] = field(default_factory=set)  # `batch` of `for batch in loader:`
     fixed: Set[str] = field(default_factory=set)  # names bound to a fixed-device tensor
+    loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
+    tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
+    sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
+    module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
 
 
 class ValueKinds:
@@ -121,6 +132,8 @@ class ValueKinds:
 
     def __init__(self, analyzer: KindsContext) -> None:
         self.ctx = analyzer
+        # (class, attribute) -> the kinds `self.<attribute> = ...` in the class's `__init__` assigned
+        self.attributes: Dict[Tuple[str, str], List[Optional[str]]] = {}
 
     # ------------------------------------------------------------ queries
 
@@ -150,7 +163,7 @@ class ValueKinds:
                 return DEVICE
             return None
         if isinstance(node, cst.Subscript):
-            return TENSOR if self.kind_of(node.value) == TENSOR else None
+            return self._subscript_kind(node)
         if isinstance(node, cst.BinaryOperation):
             kinds = (self.kind_of(node.left), self.kind_of(node.right))
             return TENSOR if TENSOR in kinds and MODULE not in kinds else None
@@ -158,6 +171,59 @@ class ValueKinds:
             return TENSOR if self.kind_of(node.expression) == TENSOR else None
         if isinstance(node, cst.Call):
             return self._call_kind(node)
+        return None
+
+    def _subscript_kind(self, node: cst.Subscript) -> Optional[str]:
+        """`t[0]` of a tensor; `batch["x"]`, `batch[0]` of a data-loader batch; `enc["input_ids"]`
+        of `tokenizer(..., return_tensors="pt")`; an item assigned a tensor (`d["k"] = t`); and
+        anything indexed like an array with a slice among several indices (`x[:, -n:]`)."""
+        if self.kind_of(node.value) == TENSOR:
+            return TENSOR
+        key = subscript_key(node)
+        if key is not None:
+            scope = self._binding_scope(re.split(r"[.\[]", key)[0])
+            for kinds in (self.facts(), scope.notes.get("kinds") if scope is not None else None):
+                if kinds is not None and kinds.names.get(key) is not None:
+                    return kinds.names[key]
+        if isinstance(node.value, cst.Name) and (self.is_batch(node.value.value)
+                                                  or self._in_set(node.value.value, "tensor_dicts")):
+            return TENSOR
+        if is_array_index(node):
+            return TENSOR
+        return None
+
+    def _in_set(self, name: str, which: str) -> bool:
+        scope = self._binding_scope(name)
+        kinds = scope.notes.get("kinds") if scope is not None else None
+        return kinds is not None and name in getattr(kinds, which)
+
+    def is_batch(self, name: str) -> bool:
+        """A whole batch of a data loader: `batch` of `for batch in loader:`, or a parameter
+        called `batch` (Lightning's `training_step(self, batch, batch_idx)`)."""
+        scope = self._binding_scope(name)
+        if scope is None:
+            return False
+        kinds = scope.notes.get("kinds")
+        if kinds is not None and name in kinds.batches:
+            return True
+        return name in _BATCH_PARAMETERS and name in scope.params and isinstance(scope.node, cst.FunctionDef) \
+            and (kinds is None or name not in kinds.names)
+
+    # ------------------------------------------------------------ results of the file's functions, attributes
+
+    def attribute_kind(self, class_name: str, attribute: str) -> Optional[str]:
+        """The kind of `self.<attribute>` when every assignment of it in `__init__` agrees.
+        Only `__init__` counts: the fast path keeps it beside any kept method, and other
+        methods may be left out of the parse."""
+        kinds = set(self.attributes.get((class_name, attribute), [None]))
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def self_attribute(self, node: cst.CSTNode) -> Optional[Tuple[str, str]]:
+        """(class, attribute) for `self.<attribute>` inside a method."""
+        info = self.ctx.current_class
+        if info is not None and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.value.value == "self":
+            return info.name, node.attr.value
         return None
 
     def _call_kind(self, call: cst.Call) -> Optional[str]:
@@ -329,6 +395,11 @@ class ValueKinds:
         if isinstance(target, cst.Name):
             facts.names[target.value] = kind
             facts.batches.discard(target.value)
+            for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs):
+                other.discard(target.value)
+            prefix = target.value + "["
+            for key in [key for key in facts.names if key.startswith(prefix)]:
+                del facts.names[key]
             if fixed:
                 facts.fixed.add(target.value)
             else:
@@ -339,6 +410,14 @@ class ValueKinds:
             dotted = dotted_name(target)
             if dotted is not None:
                 facts.names[dotted] = kind
+            attribute = self.self_attribute(target)
+            function = self.ctx.current_function
+            if attribute is not None and function is not None and function.name.value == "__init__":
+                self.attributes.setdefault(attribute, []).append(kind)
+        elif isinstance(target, cst.Subscript):
+            key = subscript_key(target)
+            if key is not None:
+                facts.names[key] = kind
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind(element.value, kind)
@@ -346,7 +425,16 @@ class ValueKinds:
             self.bind(target.value, None)
 
     def _bind_value(self, target: cst.CSTNode, value: cst.CSTNode) -> None:
-        self.bind(target, self._assigned_kind(target, value), isinstance(target, cst.Name) and self.is_fixed_tensor(value))
+        kind = self._assigned_kind(target, value)
+        self.bind(target, kind, isinstance(target, cst.Name) and self.is_fixed_tensor(value))
+        if not isinstance(value, cst.Call) or kind is not None:
+            return
+        facts = self.facts()
+        name = target.value if isinstance(target, cst.Name) else None
+        if name is not None and last_identifier(value.func) == "DataLoader":
+            facts.loaders.add(name)
+        if name is not None and string_value(getattr(keyword(value, "return_tensors"), "value", None)) == "pt":
+            facts.tensor_dicts.add(name)  # a tokenizer's BatchEncoding: its items are tensors
 
     def _assigned_kind(self, target: cst.CSTNode, value: cst.CSTNode) -> Optional[str]:
         if number_value(value) is not None:
@@ -395,9 +483,12 @@ class ValueKinds:
                 self.bind(target.elements[0].value, None)
                 target = target.elements[1].value
             iterable = iterable.args[0].value
-        batch = _LOADER_RE.search(last_identifier(iterable) or "") is not None \
-            and isinstance(iterable, (cst.Name, cst.Attribute))
-        if batch and isinstance(target, (cst.Tuple, cst.List)):
+        batch = isinstance(iterable, (cst.Name, cst.Attribute)) and (
+            _LOADER_RE.search(last_identifier(iterable) or "") is not None
+            or (isinstance(iterable, cst.Name) and self._in_set(iterable.value, "loaders")))
+        if isinstance(target, cst.Name) and self._holds_tensors(iterable):
+            self.bind(target, TENSOR)  # `for t in (a, b):` of tensors, `for x in xs:` of `xs: List[Tensor]`
+        elif batch and isinstance(target, (cst.Tuple, cst.List)):
             self.bind(target, TENSOR)
         else:
             # A whole batch is unknown: batch objects (PyG `Data`, `BatchEncoding`) move in
@@ -405,6 +496,20 @@ class ValueKinds:
             self.bind(target, None)
             if batch and isinstance(target, cst.Name):
                 self.facts().batches.add(target.value)
+
+    def _holds_tensors(self, iterable: cst.CSTNode) -> bool:
+        if isinstance(iterable, (cst.Tuple, cst.List)):
+            return bool(iterable.elements) and all(
+                not isinstance(e, cst.StarredElement) and self.kind_of(e.value) == TENSOR for e in iterable.elements)
+        if not isinstance(iterable, cst.Name):
+            return False
+        scope = self._binding_scope(iterable.value)
+        if scope is None or iterable.value not in scope.params or not isinstance(scope.node, cst.FunctionDef):
+            return False
+        kinds = scope.notes.get("kinds")
+        if kinds is not None and iterable.value in kinds.names:
+            return False  # rebound since
+        return container_annotation_kind(scope.node, iterable.value, self.ctx.resolve) == TENSOR
 
     def _is_loader_batch(self, value: cst.CSTNode) -> bool:
         return isinstance(value, cst.Name) and value.value in self.facts().batches
@@ -414,6 +519,72 @@ class ValueKinds:
         if (isinstance(func, cst.Attribute) and func.attr.value in TENSOR_ONLY_METHODS
                 and isinstance(func.value, cst.Name)):
             self.facts().tensor_uses.add(func.value.value)
+        args = positional_args(node)
+        if not args:
+            return
+        qualified = self.ctx.resolve(func) or ""
+        if qualified.startswith("torch.") and qualified.endswith("_like") and isinstance(args[0].value, cst.Name):
+            self.facts().tensor_uses.add(args[0].value.value)  # `torch.zeros_like(x)` takes only a tensor
+        elif self._is_known_module(func):
+            # `model(x, y)` of a module: its inputs are tensors, unless a whole batch object
+            # (PyG's `Data` goes to the model whole and moves in place)
+            for arg in args:
+                if isinstance(arg.value, cst.Name) and arg.star == "" and not self.is_batch(arg.value.value):
+                    self.facts().module_inputs.add(arg.value.value)
+
+    def _is_known_module(self, func: cst.CSTNode) -> bool:
+        if self.kind_of(func) == MODULE:
+            return True
+        attribute = self.self_attribute(func)
+        return attribute is not None and self.attribute_kind(*attribute) == MODULE
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name) and is_array_index(node):
+            self.facts().sliced.add(node.value.value)
+
+
+
+def subscript_key(node: cst.Subscript) -> Optional[str]:
+    """`d["k"]` or `self.d[0]`: a constant item of a name, as text; None for anything else."""
+    name = dotted_name(node.value)
+    if name is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = node.slice[0].slice.value
+    if isinstance(index, cst.SimpleString) and string_value(index) is not None:
+        return f"{name}[{string_value(index)!r}]"
+    if isinstance(index, cst.Integer):
+        return f"{name}[{index.value}]"
+    return None
+
+
+def is_array_index(node: cst.Subscript) -> bool:
+    """`x[i, :]`, `x[:, -n:]`: several indices, a slice among them (tensors and arrays only)."""
+    return len(node.slice) > 1 and any(isinstance(element.slice, cst.Slice) for element in node.slice)
+
+
+def container_annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[str]:
+    """The kind of the items of a parameter annotated `Tuple[torch.Tensor, ...]`,
+    `List[Tensor]`, `Optional[Sequence[Tensor]]`."""
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value != name or param.annotation is None:
+            continue
+        annotation = param.annotation.annotation
+        if isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) == "Optional" \
+                and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+            annotation = annotation.slice[0].slice.value
+        if not (isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) in _TENSOR_CONTAINERS):
+            return None
+        items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)
+                 and not (isinstance(e.slice.value, cst.Ellipsis))]
+        if items and all(_is_tensor_type(item, resolve) for item in items):
+            return TENSOR
+    return None
+
+
+def _is_tensor_type(annotation: cst.CSTNode, resolve) -> bool:
+    head, _, last = (resolve(annotation) or "").rpartition(".")
+    return head == "torch" and last in LEGACY_TENSOR_TYPES
 
 
 def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[str]:

@@ -26,7 +26,7 @@ from ..analysis import (
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.syntax import ast_definitions
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
 from .base import CallTrigger, Fix, Rule
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -1019,12 +1019,18 @@ class DiscardedTo(Rule):
 
     ## What it does
     Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement when
-    `t` is known to be a tensor: a value unpacked from a `DataLoader` loop
-    (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`), a tensor
-    factory or tensor op (`t = torch.zeros(3)`, `t = torch.cat(...)`, `t = a * b` of a
-    tensor), a parameter annotated `torch.Tensor`, or a name used with a method only
-    tensors have (`t.unsqueeze(0)`, `t.masked_fill(...)`, `t.detach()`), before or after
-    the statement.
+    `t` is known to be a tensor: a value unpacked from a data-loader loop
+    (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
+    from `DataLoader(...)` or named like `trainloader`, `train_loader_1`) or an item of
+    a batch (`batch["x"]`, `batch[0]`, also of a parameter called `batch`), an item of
+    `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
+    tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
+    `t = a * b` of a tensor), a parameter annotated `torch.Tensor` or the items of one
+    annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
+    tensors, or a name used the way only tensors are, before or after the statement: a
+    tensor-only method (`t.unsqueeze(0)`, `t.masked_fill(...)`), `torch.zeros_like(t)`,
+    array indexing (`t[:, 0]`), or as an input of a known module (`model(t)`). A CUDA
+    guard around the statement changes nothing.
 
     ## Why is this bad
     Tensor moves are not in place: `t.to(device)` returns a copy on the device and
@@ -1056,7 +1062,10 @@ class DiscardedTo(Rule):
       correct; so are names bound from `nn` constructors or the file's own modules.
     - Values of unknown kind: a whole batch (`for batch in loader: batch.to(device)`)
       may be a batch object whose `.to()` works in place (PyG's `Data`, Hugging Face's
-      `BatchEncoding`), and an unannotated parameter may be a module.
+      `BatchEncoding`, also when passed whole to a model), so may a tokenizer's result
+      (`inputs = tokenizer(..., return_tensors="pt"); inputs.to(device)` is correct);
+      an unannotated parameter may be a module; optimizers, lists, dicts and classes
+      with their own `to` are not tensors.
     - The result is used: `x = x.to(device)`, `return x.cuda()`, `f(x.to(device))`.
     - The receiver is not a name or attribute (`torch.zeros(1).cuda(i)` warms up a GPU:
       there is nothing to assign back to).
@@ -1098,17 +1107,14 @@ class DiscardedTo(Rule):
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
-        # per function: bare moves of names of unknown kind, decided when the function ends
-        self._deferred: List[List[Tuple[cst.Expr, cst.Call, str, object]]] = [[]]
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._deferred.append([])
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._decide(self._deferred.pop())
+        # bare moves of receivers of unknown kind, decided when the file ends: later lines
+        # (`x.unsqueeze(0)`, `model(x)`) and an `__init__` defined later may tell
+        self._deferred: List[Tuple[cst.Expr, cst.Call, Callable[[], bool]]] = []
 
     def leave_Module(self, node: cst.Module) -> None:
-        self._decide(self._deferred.pop())
+        for statement, call, is_tensor in self._deferred:
+            if is_tensor():
+                self._report(statement, call)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
@@ -1116,20 +1122,32 @@ class DiscardedTo(Rule):
                 and call.func.attr.value in _DISCARDABLE):
             return
         receiver = call.func.value
-        if dotted_name(receiver) is None:
+        if dotted_name(receiver) is None and not (isinstance(receiver, cst.Subscript) and subscript_key(receiver)):
             return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
         if kind == TENSOR:
             self._report(node, call)
-        elif kind is None and isinstance(receiver, cst.Name):
-            # `x.to(device)` now, `x.unsqueeze(0)` later: decided when the function ends
-            self._deferred[-1].append((node, call, receiver.value, kinds.facts()))
+        elif kind is None:
+            self._deferred.append((node, call, self._later_evidence(receiver)))
 
-    def _decide(self, deferred) -> None:
-        for statement, call, name, facts in deferred:
-            if name in facts.tensor_uses and facts.names.get(name) is None:
-                self._report(statement, call)
+    def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
+        """What may show, once the file is read, that `receiver` holds a tensor: a name used
+        with a tensor-only method, indexed like an array (`x[:, 0]`) or passed to a known
+        module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
+        in `__init__` (which may come later in the class)."""
+        kinds = self.ctx.kinds
+        facts = kinds.facts()
+        attribute = kinds.self_attribute(receiver)
+        local = dotted_name(receiver) in facts.names
+        name = receiver.value if isinstance(receiver, cst.Name) else None
+
+        def is_tensor() -> bool:
+            if attribute is not None and not local:
+                return kinds.attribute_kind(*attribute) == TENSOR
+            return name is not None and facts.names.get(name) is None and (
+                name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs)
+        return is_tensor
 
     def _report(self, statement: cst.Expr, call: cst.Call) -> None:
         assert isinstance(call.func, cst.Attribute)
