@@ -123,9 +123,8 @@ class FactoryWithoutDevice(Rule):
     the CPU too, so the code works and its tests pass; on a GPU the first operation
     that mixes the two raises `RuntimeError: Expected all tensors to be on the same
     device, but found at least two devices, cuda:0 and cpu!` (the wording varies with
-    the operation). The same mismatch on the `meta` device, which the project's
-    harness uses to show it without a GPU, raises `RuntimeError: Tensor on device cpu
-    is not on the expected device meta!`.
+    the operation). The project's emulated GPU (`flake8-torchdevice emulate`,
+    `pytest --emulate-cuda`) raises the same error on a CPU-only machine.
 
     ## Example
     ```python
