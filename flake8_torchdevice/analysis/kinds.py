@@ -55,6 +55,7 @@ class KindsContext(Protocol):
 
     def function_scope(self) -> Scope: ...
 
+
 TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"
 # Methods and attributes that turn a tensor into plain Python data (device no longer matters).
 TO_PYTHON = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "shape", "dtype", "ndim", "__len__",
@@ -125,6 +126,7 @@ class ScopeKinds:
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
+    itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
 
 
 class ValueKinds:
@@ -397,9 +399,11 @@ class ValueKinds:
             facts.batches.discard(target.value)
             for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs):
                 other.discard(target.value)
-            prefix = target.value + "["
-            for key in [key for key in facts.names if key.startswith(prefix)]:
-                del facts.names[key]
+            if target.value in facts.itemized:  # a rebound name forgets its items' kinds
+                facts.itemized.discard(target.value)
+                prefix = target.value + "["
+                for key in [key for key in facts.names if key.startswith(prefix)]:
+                    del facts.names[key]
             if fixed:
                 facts.fixed.add(target.value)
             else:
@@ -418,6 +422,7 @@ class ValueKinds:
             key = subscript_key(target)
             if key is not None:
                 facts.names[key] = kind
+                facts.itemized.add(re.split(r"[.\[]", key)[0])
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind(element.value, kind)
@@ -541,7 +546,6 @@ class ValueKinds:
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Name) and is_array_index(node):
             self.facts().sliced.add(node.value.value)
-
 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:
