@@ -160,6 +160,14 @@ def test_pytest_plugin_is_inert_and_imports_no_torch(tmp_path):
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout
 
 
+def test_emulate_without_torch_says_so_once(tmp_path):
+    done = run(sys.executable, "-c", "import sys; sys.modules['torch'] = None; "
+               "from flake8_torchdevice.emulate.run import main; sys.exit(main(['x.py']))", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "cannot import; install the CPU build first: pip install torch==2.13.0" in done.stderr
+
+
 def test_package_imports_without_torch():
     done = run(sys.executable, "-c", "import sys; sys.modules['torch'] = None; "
                "import flake8_torchdevice.emulate, flake8_torchdevice.emulate.pytest_plugin, flake8_torchdevice.cli")

@@ -53,7 +53,15 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "python -m flake8_torchdevice.emulate") -> int:
     args = parse(sys.argv[1:] if argv is None else argv, prog)
-    from .session import EmulatedCuda  # imports torch
+    try:
+        from .session import EmulatedCuda  # imports torch
+    except ImportError as error:
+        if "torch" not in str(error):
+            raise
+        print(f"{prog}: the emulated GPU runs on PyTorch, which this Python ({sys.executable}) cannot import; "
+              "install the CPU build first: pip install torch==2.13.0 --index-url "
+              "https://download.pytorch.org/whl/cpu", file=sys.stderr)
+        return 2
 
     program: List[str] = list(args.program)
     try:
