@@ -368,7 +368,7 @@ def lint_source(
         raise SourceError(f"too large to analyse: {len(text) / 1e6:.1f} MB of code could hold "
                           f"findings, the limit is {MAX_ANALYSED / 1e6:.0f} MB")
     _check_chains(text, tree)
-    return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line)
+    return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line, filename)
 
 
 # libcst's native parser nests `a and b and ...` and dotted import names one level
@@ -396,14 +396,15 @@ def _check_chains(text: str, tree: ast.Module) -> None:
                               node.lineno, node.col_offset)
 
 
-def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: Callable[[int], int]) -> List[Finding]:
+def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: Callable[[int], int],
+             filename: str) -> List[Finding]:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
         module = parse_cst(text)
     except SourceError as error:
         raise SourceError(error.reason, line_in_file(error.line), error.col) from None
-    raw = analyse_module(module, rules, options)
+    raw = analyse_module(module, rules, options, filename)
     if not raw:
         return []
     try:
@@ -435,12 +436,14 @@ def parse_cst(text: str) -> "cst.Module":
         raise SourceError(f"libcst cannot parse this file: {type(error).__name__}") from None
 
 
-def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options) -> list:
-    """The rules' raw findings `(node, code, message, fix)` for a parsed module: one traversal."""
-    from .analysis import Analyzer
+def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options, filename: str = "<unknown>") -> list:
+    """The rules' raw findings `(node, code, message, fix)` for a parsed module: one traversal.
+    `filename` places the file in its project (the other files it imports add knowledge)."""
+    from .analysis import Analyzer, index_for
 
     raw: list = []
-    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names)
+    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names,
+                        project=index_for(filename))
     try:
         analyzer.walk(module)
     except RecursionError:

@@ -44,12 +44,16 @@ _MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
 
 
 def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
-                    module_classes: Set[str]) -> bool:
+                    module_classes: Set[str],
+                    project_module: Callable[[cst.CSTNode], object] = lambda base: False) -> bool:
     """`class Net(nn.Module)`, `(pl.LightningModule)`, `(nn.Sequential)`, `(MyBlock)` when
-    `MyBlock` is a module defined earlier in the file, `(BaseModule)` by its name."""
+    `MyBlock` is a module defined earlier in the file or (`project_module`) in a file of
+    the project it imports, `(BaseModule)` by its name."""
     for base in node.bases:
         if base.keyword is not None:
             continue
+        if project_module(base.value):
+            return True
         qualified = resolve(base.value)
         if qualified:
             last = qualified.rsplit(".", 1)[-1]
@@ -156,6 +160,8 @@ class ClassFactsContext(Protocol):
     kinds: ValueKinds
     stack: List[cst.CSTNode]
 
+    def project_says(self, node: cst.CSTNode, question: str) -> object: ...
+
     @property
     def scope(self) -> Scope: ...
 
@@ -177,7 +183,9 @@ class ClassFacts:
         self._methods: List[Optional[Tuple[ClassInfo, str, str]]] = []
 
     def new_class(self, node: cst.ClassDef, module_classes: Set[str]) -> ClassInfo:
-        info = ClassInfo(node, class_is_module(node, self.ctx.resolve, module_classes))
+        is_module = class_is_module(node, self.ctx.resolve, module_classes,
+                                    lambda base: self.ctx.project_says(base, "is_module_class"))
+        info = ClassInfo(node, is_module)
         info.bases = [self.by_name[name] for name in (dotted_name(b.value) for b in node.bases if b.keyword is None)
                       if name in self.by_name]
         self.by_name[info.name] = info

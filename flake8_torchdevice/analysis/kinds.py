@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set
 import libcst as cst
 
 from .devices import is_device_name
+from .project import MOVED_MODULE
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, number_value, positional_args,
                      string_value)
 
@@ -52,6 +53,8 @@ class KindsContext(Protocol):
     def current_class(self) -> Optional[_BuiltClass]: ...
 
     def resolve(self, node: cst.CSTNode) -> Optional[str]: ...
+
+    def project_says(self, node: cst.CSTNode, question: str) -> object: ...
 
     def function_scope(self) -> Scope: ...
 
@@ -242,7 +245,7 @@ class ValueKinds:
                 return TENSOR if last in NN_NON_MODULES else MODULE
             if qualified.startswith("torchvision.models.") and last[:1].islower():
                 return MODULE
-            return None
+            return self._project_call_kind(call)
         if isinstance(call.func, cst.Attribute):
             method = call.func.attr.value
             receiver = self.kind_of(call.func.value)
@@ -255,7 +258,16 @@ class ValueKinds:
             return None
         if isinstance(call.func, cst.Name) and call.func.value in self.ctx.module_classes:
             return MODULE
-        return None
+        return self._project_call_kind(call)
+
+    def _project_call_kind(self, call: cst.Call) -> Optional[str]:
+        """`Net(...)` or `make_mask(...)` imported from another file of the project."""
+        if self.ctx.project_says(call.func, "is_module_class"):
+            return MODULE
+        returned = self.ctx.project_says(call.func, "returns")
+        if returned == TENSOR:
+            return TENSOR
+        return MODULE if returned in (MODULE, MOVED_MODULE) else None
 
     def _binding_scope(self, name: str) -> Optional["Scope"]:
         """The innermost function (or module) scope that binds `name`."""

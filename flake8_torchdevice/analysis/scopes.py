@@ -19,6 +19,9 @@ class Scope:
     kind: str  # "module" | "class" | "function" | "lambda"
     # name -> qualified name it was imported as, or None when rebound to a non-import
     bindings: Dict[str, Optional[str]] = field(default_factory=dict)
+    # name -> what `from .x import name` imported ("..x.name"): relative imports bind None in
+    # `bindings` (they never resolve to torch) but the project index can follow them
+    relative_imports: Dict[str, str] = field(default_factory=dict)
     # dotted names moved to a device so far in this scope, in statement order
     moved: Set[str] = field(default_factory=set)
     params: Set[str] = field(default_factory=set)
@@ -51,18 +54,23 @@ class Scope:
                 self.bindings.setdefault("torch", "torch")
                 return
             module = "" if node.relative or node.module is None else dotted_name(node.module) or ""
+            dots = "." * len(node.relative)
+            within = dotted_name(node.module) if node.relative and node.module is not None else None
             for alias in node.names:
                 imported = dotted_name(alias.name) or ""
                 local = imported
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     local = alias.asname.name.value
                 self.bindings[local] = f"{module}.{imported}" if module else None
+                if dots:
+                    self.relative_imports[local] = f"{dots}{within}.{imported}" if within else dots + imported
 
     def bind_targets(self, target: cst.CSTNode) -> None:
         """Names bound by an assignment, loop, `with ... as`, ...: no longer imports."""
         if isinstance(target, cst.Name):
             self.bindings[target.value] = None
             self.flags.pop(target.value, None)
+            self.relative_imports.pop(target.value, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind_targets(element.value)

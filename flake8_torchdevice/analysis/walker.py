@@ -26,6 +26,7 @@ from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel
 from .kinds import ValueKinds
+from .project import ProjectIndex
 from .scopes import Scope
 from .syntax import dotted_name
 
@@ -94,8 +95,9 @@ class Analyzer(cst.CSTVisitor):
     """One traversal: keeps the shared state and dispatches nodes to every rule."""
 
     def __init__(self, rules_factory: Callable[["Analyzer"], Iterable["object"]],
-                 guard_names: Iterable[str] = ()) -> None:
+                 guard_names: Iterable[str] = (), project: Optional[ProjectIndex] = None) -> None:
         super().__init__()
+        self.project = project  # the other files of the project, when the file has some
         self.scopes: List[Scope] = []
         self.guards = GuardModel(self.resolve, self.local_flag, guard_names)
         # The nodes from the module down to the one being visited (for "what is my parent").
@@ -212,6 +214,32 @@ class Analyzer(cst.CSTVisitor):
             base = self.resolve(node.value)
             return f"{base}.{node.attr.value}" if base else None
         return None
+
+    def import_reference(self, node: cst.CSTNode) -> Optional[str]:
+        """What an imported name refers to, relative imports included (`Net` after
+        `from .models import Net` is ".models.Net"): the key the project index takes."""
+        qualified = self.resolve(node)
+        if qualified is not None or not isinstance(node, (cst.Name, cst.Attribute)):
+            return qualified
+        if isinstance(node, cst.Attribute):
+            base = self.import_reference(node.value)
+            return f"{base}.{node.attr.value}" if base else None
+        for scope in self._visible_scopes():
+            if node.value in scope.bindings:
+                return scope.relative_imports.get(node.value)
+        return None
+
+    def project_says(self, node: cst.CSTNode, question: str) -> object:
+        """Ask the project index about the imported name `node`: `question` is one of
+        ProjectIndex's queries ("is_module_class", "returns", "moves_argument",
+        "moves_itself"). Falsy when the file has no project or the name is not the
+        project's."""
+        if self.project is None:
+            return None
+        reference = self.import_reference(node)
+        if reference is None or reference.split(".", 1)[0] in ("torch", "torchvision"):
+            return None
+        return getattr(self.project, question)(reference)
 
     def name_for(self, qualified: str) -> Optional[str]:
         """A name visible here that refers to `qualified` (`th` for `torch` after

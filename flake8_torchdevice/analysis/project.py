@@ -1,0 +1,379 @@
+"""The project index: what the other files of the same project define.
+
+A rule linting `train.py` may need to know that `from models.net import Net` is an
+`nn.Module` (its base is), that `from utils import build_model` returns a model that
+is already on the GPU, or that `from utils import to_device` moves its argument. The
+index answers those questions from the imported files themselves:
+
+- a module name is found the way Python would find it when the project runs from
+  one of the importing file's parent folders: `from .net import Net` next to the file,
+  `from models.net import Net` under the nearest parent folder holding `models/`;
+- each imported file is summarised once per process with the `ast` module (cheap:
+  no libcst), lazily, only when a rule asks about a name it defines, and cached by
+  path, size and modification time, so an editor session sees edits;
+- names are followed through re-exports (`models/__init__.py` importing `Net` from
+  `.net`) and base classes through other files, with a depth limit and cycle guard.
+
+It only adds knowledge: a file linted alone (no project around it, or a name the
+index cannot find) answers "unknown", and every rule treats unknown as "do not
+report". The answers depend only on the files, never on the order of linting or on
+the process, so flake8 gives the same findings at every `-j`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+TENSOR, MODULE = "tensor", "module"
+MOVED_MODULE = "moved module"  # a module already moved to a device (`return net.cuda()`)
+
+# torch.<name>(...) that make or compute a tensor (a summary needs only the common ones).
+_TENSOR_CALLS = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+    "logspace", "eye", "tensor", "as_tensor", "from_numpy", "cat", "stack", "triu", "tril", "where",
+    "Tensor", "FloatTensor", "LongTensor", "BoolTensor", "zeros_like", "ones_like", "exp", "log",
+})
+_NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer", "init", "functional",
+                             "utils", "parallel"})
+_MOVE_METHODS = frozenset({"to", "cuda"})
+_MAX_DEPTH = 8  # re-exports and base classes followed through at most this many files
+_MAX_PARENTS = 6  # parent folders searched for the top package of an absolute import
+_MAX_FILE_BYTES = 2_000_000
+
+
+@dataclass
+class FileSummary:
+    """What one file defines, as far as other files' rules care."""
+
+    path: str
+    imports: Dict[str, str] = field(default_factory=dict)  # local name -> ".rel.name" or "abs.name"
+    classes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, dotted
+    self_moving: Set[str] = field(default_factory=set)  # classes whose __init__ moves the instance
+    returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
+    moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
+    argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _is_move(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MOVE_METHODS
+
+
+def _own_statements(function: ast.AST):
+    """The function's statements and expressions, not those of functions nested in it."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _summarise_function(summary: FileSummary, function: ast.FunctionDef) -> None:
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    first = params[0] if params else None
+    callees: List[str] = []
+    moved_names: Set[str] = set()
+    returned: List[ast.AST] = []
+    for node in _own_statements(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            returned.append(node.value)
+        elif isinstance(node, ast.Expr) and _is_move(node.value):
+            name = _dotted(node.value.func.value)  # type: ignore[attr-defined]
+            if name:
+                moved_names.add(name)
+    for value in returned:
+        arms = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        if any(_is_move(arm) for arm in arms):
+            summary.moved_returns.add(function.name)
+            receiver = _dotted(next(arm for arm in arms if _is_move(arm)).func.value)  # type: ignore
+            if first is not None and receiver == first:
+                summary.argument_movers.add(function.name)
+        elif isinstance(value, ast.Name) and value.id in moved_names:
+            summary.moved_returns.add(function.name)
+        for arm in arms:
+            if isinstance(arm, ast.Call):
+                callee = _dotted(arm.func)
+                if callee:
+                    callees.append(callee)
+    if callees:
+        summary.returns[function.name] = tuple(callees)
+
+
+def summarise(source: str, path: str) -> FileSummary:
+    """The summary of one file's text; an unparsable file defines nothing."""
+    summary = FileSummary(path)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return summary
+
+    def bind_imports(statements, first_wins: bool) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.Try):
+                # `try: from a import X / except ImportError: from b import X`: what runs first
+                bind_imports(statement.body, first_wins)
+                for handler in statement.handlers:
+                    bind_imports(handler.body, True)
+                continue
+            if isinstance(statement, ast.If):
+                bind_imports(statement.body, first_wins)
+                bind_imports(statement.orelse, True)
+                continue
+            pairs: List[Tuple[str, str]] = []
+            if isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    if alias.asname:
+                        pairs.append((alias.asname, alias.name))
+                    else:
+                        top = alias.name.split(".", 1)[0]
+                        pairs.append((top, top))
+            elif isinstance(statement, ast.ImportFrom):
+                prefix = "." * statement.level + (statement.module or "")
+                for alias in statement.names:
+                    if alias.name != "*":
+                        joined = f"{prefix}.{alias.name}" if not prefix.endswith(".") else prefix + alias.name
+                        pairs.append((alias.asname or alias.name, joined))
+            for local, target in pairs:
+                if first_wins:
+                    summary.imports.setdefault(local, target)
+                else:
+                    summary.imports[local] = target
+
+    bind_imports(tree.body, False)
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            bases = tuple(name for name in (_dotted(base) for base in statement.bases) if name)
+            summary.classes[statement.name] = bases
+            for item in statement.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    for node in _own_statements(item):
+                        if _is_move(node) and _dotted(node.func.value) == "self":  # type: ignore[attr-defined]
+                            summary.self_moving.add(statement.name)
+                            break
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _summarise_function(summary, statement)  # type: ignore[arg-type]
+    return summary
+
+
+_summaries: Dict[str, Tuple[Tuple[int, int], FileSummary]] = {}
+_found: Dict[Tuple[str, str], Optional[str]] = {}
+
+
+def _summary_of(path: str) -> Optional[FileSummary]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (stat.st_size, stat.st_mtime_ns)
+    cached = _summaries.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if stat.st_size > _MAX_FILE_BYTES:
+        summary = FileSummary(path)
+    else:
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return None
+        summary = summarise(source, path)
+    _summaries[path] = (key, summary)
+    return summary
+
+
+def _module_file(folder: str, parts: List[str]) -> Optional[str]:
+    """`folder/a/b.py` or `folder/a/b/__init__.py` for parts [a, b]."""
+    base = os.path.join(folder, *parts)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _find_module(importer: str, module: str) -> Optional[str]:
+    """The file of `module` ("models.net", ".net", "..utils") imported from `importer`."""
+    level = len(module) - len(module.lstrip("."))
+    parts = [part for part in module[level:].split(".") if part]
+    folder = os.path.dirname(os.path.abspath(importer))
+    if level:
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        if not parts:
+            candidate = os.path.join(folder, "__init__.py")
+            return candidate if os.path.isfile(candidate) else None
+        return _module_file(folder, parts)
+    if not parts or parts[0] in _NEVER_PROJECT:
+        return None
+    key = (folder, module)
+    if key not in _found:
+        found = None
+        for _ in range(_MAX_PARENTS):
+            found = _module_file(folder, parts)
+            if found is not None or _is_project_root(folder):
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        _found[key] = found
+    return _found[key]
+
+
+def _is_project_root(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker))
+               for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
+
+
+# Packages never looked up as project files: the ones every file imports.
+_NEVER_PROJECT = frozenset({"torch", "torchvision", "torchaudio", "numpy", "os", "sys", "typing", "math",
+                            "collections", "functools", "itertools", "re", "json", "time", "random",
+                            "argparse", "logging", "dataclasses", "abc", "copy", "warnings", "pathlib",
+                            "__future__", "scipy", "PIL", "cv2", "tqdm", "matplotlib", "pandas", "yaml",
+                            "einops", "transformers", "timm", "lightning", "pytorch_lightning"})
+
+
+@dataclass(frozen=True)
+class _Definition:
+    summary: FileSummary
+    name: str
+
+
+class ProjectIndex:
+    """The project around one file: answers about names that file imports."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    # ------------------------------------------------------------ queries
+
+    def is_module_class(self, reference: str) -> bool:
+        """Is the imported name `reference` ("models.net.Net", ".net.Net") a class whose
+        bases lead, through the project's files, to `torch.nn.Module`?"""
+        found = self._definition(self.path, reference, 0)
+        return found is not None and self._class_is_module(found, 0, set())
+
+    def moves_itself(self, reference: str) -> bool:
+        """A class of the project whose `__init__` moves the instance (`self.cuda()`)."""
+        found = self._definition(self.path, reference, 0)
+        return found is not None and found.name in found.summary.self_moving
+
+    def returns(self, reference: str) -> Optional[str]:
+        """TENSOR, MODULE or MOVED_MODULE for a project function whose every known
+        return says so; None when unknown."""
+        found = self._definition(self.path, reference, 0)
+        if found is None:
+            return None
+        summary = found.summary
+        if found.name in summary.moved_returns:
+            return MOVED_MODULE if self._returned_kinds(found) <= {MODULE} else None
+        kinds = self._returned_kinds(found)
+        return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+    def moves_argument(self, reference: str) -> bool:
+        """A project function that returns its first argument moved (`to_device(t)`)."""
+        found = self._definition(self.path, reference, 0)
+        return found is not None and found.name in found.summary.argument_movers
+
+    # ------------------------------------------------------------ resolution
+
+    def _definition(self, importer: str, reference: str, depth: int) -> Optional[_Definition]:
+        """Where the imported `reference` is defined: follows re-exports."""
+        level = len(reference) - len(reference.lstrip("."))
+        within, _, name = reference[level:].rpartition(".")
+        if depth > _MAX_DEPTH or not name or not (level or within):
+            return None
+        module = "." * level + within
+        path = _find_module(importer, module)
+        if path is None:
+            return None
+        summary = _summary_of(path)
+        if summary is None:
+            return None
+        if name in summary.classes or name in summary.returns or name in summary.moved_returns \
+                or name in summary.argument_movers:
+            return _Definition(summary, name)
+        target = summary.imports.get(name)
+        if target is not None:
+            return self._definition(path, target, depth + 1)
+        return None
+
+    def _local(self, summary: FileSummary, name: str, depth: int) -> Optional[_Definition]:
+        """A dotted name as written in `summary`'s file, resolved to its definition."""
+        head, _, rest = name.partition(".")
+        if not rest and (head in summary.classes or head in summary.returns):
+            return _Definition(summary, head)
+        target = summary.imports.get(head)
+        if target is None:
+            return None
+        return self._definition(summary.path, f"{target}.{rest}" if rest else target, depth + 1)
+
+    def _class_is_module(self, found: _Definition, depth: int, seen: Set[Tuple[str, str]]) -> bool:
+        key = (found.summary.path, found.name)
+        if key in seen or depth > _MAX_DEPTH or found.name not in found.summary.classes:
+            return False
+        seen.add(key)
+        summary = found.summary
+        for base in summary.classes[found.name]:
+            head, _, rest = base.partition(".")
+            qualified = summary.imports.get(head)
+            full = f"{qualified}.{rest}" if qualified and rest else (qualified or base)
+            last = full.rsplit(".", 1)[-1]
+            if full.startswith("torch.nn.") and last not in _NN_NON_MODULES and last[:1].isupper():
+                return True
+            if full.startswith(("pytorch_lightning.", "lightning.")) and full.endswith("Module"):
+                return True
+            base_definition = self._local(summary, base, depth)
+            if base_definition is not None and self._class_is_module(base_definition, depth + 1, seen):
+                return True
+        return False
+
+    def _returned_kinds(self, found: _Definition) -> Set[Optional[str]]:
+        kinds: Set[Optional[str]] = set()
+        summary = found.summary
+        for callee in summary.returns.get(found.name, ()):
+            head, _, rest = callee.partition(".")
+            qualified = summary.imports.get(head)
+            full = f"{qualified}.{rest}" if qualified and rest else (qualified or callee)
+            module, _, last = full.rpartition(".")
+            if module == "torch" and last in _TENSOR_CALLS:
+                kinds.add(TENSOR)
+                continue
+            if full.startswith("torch.nn.") and last[:1].isupper() and last not in _NN_NON_MODULES:
+                kinds.add(MODULE)
+                continue
+            definition = self._local(summary, callee, 0)
+            if definition is not None and self._class_is_module(definition, 0, set()):
+                kinds.add(MODULE)
+            else:
+                kinds.add(None)
+        return kinds
+
+
+def clear_cache() -> None:
+    """Forget every summary (tests; a long-running server may call it too)."""
+    _summaries.clear()
+    _found.clear()
+
+
+def index_for(path: Optional[str]) -> Optional[ProjectIndex]:
+    """The index around a file on disk; None for text with no file (stdin, `<unknown>`)."""
+    if not path or path.startswith("<") or path == "-" or not os.path.isfile(path):
+        return None
+    return ProjectIndex(path)
+
+
+__all__ = ["MODULE", "MOVED_MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
+           "summarise"]

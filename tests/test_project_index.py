@@ -1,0 +1,158 @@
+"""The project index: what other files of the project define adds knowledge to a file's rules.
+
+Each test writes a small project under tmp_path and lints one file of it by path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from flake8_torchdevice.analysis import project
+from flake8_torchdevice.engine import Options, lint_source
+from flake8_torchdevice.rules import select_codes
+
+ALL = Options(enabled=select_codes(extend_select=["TDV9"]))
+
+BASE = """\
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    pass
+"""
+
+# A module whose base comes from another file: its plain tensor attribute is TDV202.
+NET = """\
+import torch
+from {source} import Backbone
+
+
+class Net(Backbone):
+    def __init__(self):
+        super().__init__()
+        self.mask = torch.ones(3)
+
+    def forward(self, x):
+        return x * self.mask
+"""
+
+
+def write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def findings(path, options=ALL):
+    project.clear_cache()
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    return [(f.line, f.col, f.code) for f in lint_source(source, str(path), options)]
+
+
+@pytest.mark.parametrize("files, linted", [
+    # from .base import Backbone, next to the file
+    ({"models/__init__.py": "", "models/base.py": BASE, "models/net.py": NET.format(source=".base")},
+     "models/net.py"),
+    # absolute import of a package in a parent folder (research code run from the repository root)
+    ({"lib/__init__.py": "", "lib/base.py": BASE, "lib/models/net.py": NET.format(source="lib.base")},
+     "lib/models/net.py"),
+    # re-exported by the package's __init__
+    ({"nets/__init__.py": "from .base import Backbone\n", "nets/base.py": BASE,
+      "train/net.py": NET.format(source="nets")}, "train/net.py"),
+    # through a chain of bases in two files
+    ({"pkg/__init__.py": "", "pkg/core.py": BASE,
+      "pkg/base.py": "from .core import Backbone as Core\n\nclass Backbone(Core):\n    pass\n",
+      "pkg/net.py": NET.format(source=".base")}, "pkg/net.py"),
+])
+def test_module_base_from_another_file(tmp_path, files, linted):
+    write(tmp_path, files)
+    assert findings(tmp_path / linted) == [(8, 8, "TDV202")]
+
+
+def test_unknown_base_is_not_reported(tmp_path):
+    # the base is not in the project (or not a module there): no knowledge, no finding
+    write(tmp_path, {"models/__init__.py": "", "models/net.py": NET.format(source=".base")})
+    assert findings(tmp_path / "models/net.py") == []
+    write(tmp_path, {"models/base.py": "class Backbone:\n    pass\n"})
+    assert findings(tmp_path / "models/net.py") == []
+
+
+def test_text_without_a_file_has_no_project(tmp_path):
+    write(tmp_path, {"models/__init__.py": "", "models/base.py": BASE})
+    source = NET.format(source=".base")
+    assert lint_source(source, "<stdin>", ALL) == []
+
+
+def test_import_cycles_end(tmp_path):
+    write(tmp_path, {
+        "a.py": "from b import Backbone\n",
+        "b.py": "from a import Backbone\n",
+        "net.py": NET.format(source="a"),
+    })
+    assert findings(tmp_path / "net.py") == []
+
+
+def test_function_returning_a_tensor_gives_its_kind(tmp_path):
+    # `mask = make_mask(n)` is a tensor: its discarded move is TDV203
+    write(tmp_path, {
+        "utils.py": "import torch\n\ndef make_mask(n):\n    return torch.ones(n, n)\n",
+        "train.py": "import torch\nfrom utils import make_mask\n\ndef run(n, device):\n"
+                    "    mask = make_mask(n)\n    mask.to(device)\n    return mask\n",
+    })
+    assert findings(tmp_path / "train.py") == [(6, 4, "TDV203")]
+
+
+def test_function_returning_a_module_is_not_a_tensor(tmp_path):
+    write(tmp_path, {
+        "models.py": BASE + "\n\ndef build():\n    return Backbone()\n",
+        "train.py": "from models import build\n\ndef run(device):\n    net = build()\n    net.to(device)\n"
+                    "    return net\n",
+    })
+    assert findings(tmp_path / "train.py") == []
+
+
+def test_an_edited_file_is_read_again(tmp_path):
+    write(tmp_path, {"models/__init__.py": "", "models/base.py": "class Backbone:\n    pass\n",
+                     "models/net.py": NET.format(source=".base")})
+    net = tmp_path / "models/net.py"
+    with open(net, encoding="utf-8") as handle:
+        source = handle.read()
+    assert lint_source(source, str(net), ALL) == []
+    write(tmp_path, {"models/base.py": BASE})  # a different size: the cached summary is stale
+    assert [f.code for f in lint_source(source, str(net), ALL)] == ["TDV202"]
+
+
+def test_summary_of_unparsable_file_is_empty():
+    summary = project.summarise("class (:\n", "broken.py")
+    assert summary.classes == {} and summary.returns == {}
+
+
+def test_try_import_fallback_resolves_to_the_first_arm():
+    summary = project.summarise(
+        "try:\n    from .fast import Block\nexcept ImportError:\n    from .slow import Block\n", "m.py")
+    assert summary.imports["Block"] == ".fast.Block"
+
+
+def test_flake8_jobs_agree(tmp_path):
+    files = {"models/__init__.py": "", "models/base.py": BASE}
+    for i in range(6):
+        files[f"models/net{i}.py"] = NET.format(source=".base")
+    write(tmp_path, files)
+
+    def run(jobs):
+        done = subprocess.run([sys.executable, "-m", "flake8", "--select=TDV", f"-j{jobs}", "models"],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                              env=dict(os.environ, PYTHONHASHSEED="3"))
+        assert done.returncode == 1, done.stderr
+        return sorted(done.stdout.splitlines())
+
+    one = run(1)
+    assert len(one) == 6 and all(": TDV202 " in line for line in one)
+    assert run(2) == one
