@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
+from .analysis.project import ProjectIndex, index_for
 from .analysis.syntax import ast_definitions
 from .rules import ALL_RULES, DEFAULT_CODES
 
@@ -368,7 +369,8 @@ def lint_source(
         raise SourceError(f"too large to analyse: {len(text) / 1e6:.1f} MB of code could hold "
                           f"findings, the limit is {MAX_ANALYSED / 1e6:.0f} MB")
     _check_chains(text, tree)
-    return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line, filename)
+    return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line,
+                    filename, tree)
 
 
 # libcst's native parser nests `a and b and ...` and dotted import names one level
@@ -397,14 +399,14 @@ def _check_chains(text: str, tree: ast.Module) -> None:
 
 
 def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: Callable[[int], int],
-             filename: str) -> List[Finding]:
+             filename: str, tree: ast.Module) -> List[Finding]:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
         module = parse_cst(text)
     except SourceError as error:
         raise SourceError(error.reason, line_in_file(error.line), error.col) from None
-    raw = analyse_module(module, rules, options, filename)
+    raw = analyse_module(module, rules, options, index_for(filename, tree=tree))
     if not raw:
         return []
     try:
@@ -436,14 +438,15 @@ def parse_cst(text: str) -> "cst.Module":
         raise SourceError(f"libcst cannot parse this file: {type(error).__name__}") from None
 
 
-def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options, filename: str = "<unknown>") -> list:
+def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options,
+                   project: Optional[ProjectIndex] = None) -> list:
     """The rules' raw findings `(node, code, message, fix)` for a parsed module: one traversal.
-    `filename` places the file in its project (the other files it imports add knowledge)."""
-    from .analysis import Analyzer, index_for
+    `project` knows what the file's functions return and what its project's other files
+    define (`index_for(filename, ...)`); without it the rules know less, never report more."""
+    from .analysis import Analyzer
 
     raw: list = []
-    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names,
-                        project=index_for(filename))
+    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names, project)
     try:
         analyzer.walk(module)
     except RecursionError:

@@ -58,6 +58,7 @@ from .engine import (DEFAULT_OPTIONS, Finding, Options, SourceError, analyse_mod
                      parse_cst, parse_python)
 from .rules import ALL_RULES
 from .analysis.devices import selection_site
+from .analysis.project import index_for
 from .noqa import is_suppressed
 from .rules.base import ADDED_DEVICE
 
@@ -125,7 +126,7 @@ def _fix_round(text: str, filename: str, options: Options,
     """One pass: the fixes that do not overlap, applied together."""
     module = parse_cst(text)
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
-    raw = [entry for entry in analyse_module(module, rules, options, filename) if is_applicable(entry[3], options)]
+    raw = [entry for entry in analyse_module(module, rules, options, index_for(filename, source=text)) if is_applicable(entry[3], options)]
     if not raw:
         return text, []
     site = selection_site(module)

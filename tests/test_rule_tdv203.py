@@ -21,6 +21,18 @@ def function(body: str, params: str = "model, loader, device") -> str:
 
 
 REPORTED = {
+    # what the file's functions return is read from the whole file, also the functions
+    # the fast path leaves out of the parse (analysis/project.py)
+    "attribute from a function of the file": (
+        "import torch\ndef subsequent_mask(n):\n    return torch.ones(n, n)\nclass L:\n    def __init__(self):\n"
+        "        self.mask = subsequent_mask(5)\n        self.mask.cuda()\n", [(7, 8)]),
+    "result of a method of the class": (
+        "import torch\nclass L:\n    def _mask(self, n):\n        return torch.triu(torch.ones(n, n))\n"
+        "    def go(self, n, device):\n        mask = self._mask(n)\n        mask.to(device)\n"
+        "        return mask\n", [(7, 8)]),
+    "result of a function defined below its caller": (
+        "import torch\ndef run(device):\n    t = make(3)\n    t.to(device)\n    return t\n"
+        "def make(n):\n    return torch.zeros(n)\n", [(4, 4)]),
     "batch unpacked from a loader": (function("""\
         for x, y in loader:
             x.to(device)
@@ -240,9 +252,16 @@ NOT_REPORTED = {
     "attribute assigned a module in __init__ too": (
         "import torch\nclass A:\n    def __init__(self, net):\n        self.t = torch.ones(3)\n"
         "        if net:\n            self.t = net\n    def go(self, device):\n        self.t.to(device)\n"),
-    "attribute from a function of the file (left out of the fast parse)": (
-        "import torch\ndef subsequent_mask(n):\n    return torch.ones(n, n)\nclass L:\n    def __init__(self):\n"
-        "        self.mask = subsequent_mask(5)\n        self.mask.cuda()\n"),
+    "method of another class with the same name": (
+        "import torch\nclass A:\n    def make(self):\n        return torch.ones(3)\nclass B:\n"
+        "    def make(self):\n        return self.net\n    def go(self, device):\n        t = self.make()\n"
+        "        t.to(device)\n"),
+    "local function shadowing the file's": (
+        "import torch\ndef make(n):\n    return torch.ones(n)\ndef run(device, make):\n    t = make(3)\n"
+        "    t.to(device)\n"),
+    "function returning its argument": (
+        "import torch\ndef same(x):\n    return x\ndef run(device, model):\n    m = same(model)\n"
+        "    m.to(device)\n"),
     "function that may return something else": (
         "import torch\ndef make(n):\n    if n:\n        return torch.ones(n)\n    return Thing()\n"
         "def run(device):\n    t = make(3)\n    t.to(device)\n"),

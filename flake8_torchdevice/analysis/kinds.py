@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set
 import libcst as cst
 
 from .devices import is_device_name
-from .project import MOVED_MODULE
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, number_value, positional_args,
                      string_value)
 
@@ -255,19 +254,18 @@ class ValueKinds:
                 return MODULE if method in MODULE_METHODS else None
             if method in TENSOR_ONLY_METHODS and method not in NOT_TENSOR_METHODS:
                 return TENSOR
-            return None
+            return self._project_call_kind(call)  # `self._make_mask(n)`, `models.Net()`
         if isinstance(call.func, cst.Name) and call.func.value in self.ctx.module_classes:
             return MODULE
         return self._project_call_kind(call)
 
     def _project_call_kind(self, call: cst.Call) -> Optional[str]:
-        """`Net(...)` or `make_mask(...)` imported from another file of the project."""
+        """`Net(...)` or `make_mask(...)` imported from another file of the project, or a
+        function or method of this file (`self._make_mask(n)`) whose returns agree."""
         if self.ctx.project_says(call.func, "is_module_class"):
             return MODULE
         returned = self.ctx.project_says(call.func, "returns")
-        if returned == TENSOR:
-            return TENSOR
-        return MODULE if returned in (MODULE, MOVED_MODULE) else None
+        return returned if returned in (TENSOR, MODULE) else None
 
     def _binding_scope(self, name: str) -> Optional["Scope"]:
         """The innermost function (or module) scope that binds `name`."""

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 TENSOR, MODULE = "tensor", "module"
-MOVED_MODULE = "moved module"  # a module already moved to a device (`return net.cuda()`)
 
 # torch.<name>(...) that make or compute a tensor (a summary needs only the common ones).
 _TENSOR_CALLS = frozenset({
@@ -56,6 +55,17 @@ class FileSummary:
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
 
+    def defines(self, name: str) -> bool:
+        return name in self.classes or name in self.returns or name in self.moved_returns
+
+    def qualify(self, dotted: str) -> str:
+        """A dotted name as written in this file, with its head's import spelled out."""
+        head, _, rest = dotted.partition(".")
+        imported = self.imports.get(head)
+        if imported is None:
+            return dotted
+        return f"{imported}.{rest}" if rest else imported
+
 
 def _dotted(node: ast.AST) -> Optional[str]:
     if isinstance(node, ast.Name):
@@ -81,10 +91,14 @@ def _own_statements(function: ast.AST):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _summarise_function(summary: FileSummary, function: ast.FunctionDef) -> None:
+def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: str = "") -> None:
+    """What `function` returns; `owner` is "Class." for a method (its key becomes
+    "Class.method", and its first argument after `self` counts as the first)."""
     params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if owner and params and "staticmethod" not in [_dotted(d) for d in function.decorator_list]:
+        params = params[1:]
     first = params[0] if params else None
-    callees: List[str] = []
+    key = owner + function.name
     moved_names: Set[str] = set()
     returned: List[ast.AST] = []
     for node in _own_statements(function):
@@ -94,31 +108,36 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef) -> None
             name = _dotted(node.value.func.value)  # type: ignore[attr-defined]
             if name:
                 moved_names.add(name)
+    callees: List[str] = []
     for value in returned:
-        arms = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
-        if any(_is_move(arm) for arm in arms):
-            summary.moved_returns.add(function.name)
-            receiver = _dotted(next(arm for arm in arms if _is_move(arm)).func.value)  # type: ignore
-            if first is not None and receiver == first:
-                summary.argument_movers.add(function.name)
-        elif isinstance(value, ast.Name) and value.id in moved_names:
-            summary.moved_returns.add(function.name)
-        for arm in arms:
-            if isinstance(arm, ast.Call):
-                callee = _dotted(arm.func)
-                if callee:
-                    callees.append(callee)
-    if callees:
-        summary.returns[function.name] = tuple(callees)
+        for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
+            if _is_move(arm):
+                # `return net.cuda()`, `return t.to(device)`: moved, whatever it is
+                summary.moved_returns.add(key)
+                if first is not None and _dotted(arm.func.value) == first:  # type: ignore[attr-defined]
+                    summary.argument_movers.add(key)
+            elif isinstance(arm, ast.Name) and arm.id in moved_names:
+                summary.moved_returns.add(key)  # `net.cuda()` as a statement, then `return net`
+            elif isinstance(arm, ast.Call) and _dotted(arm.func):
+                callees.append(_dotted(arm.func))  # type: ignore[arg-type]
+            elif first is None or not (isinstance(arm, ast.Name) and arm.id == first):
+                callees.append("")  # a name, a literal: its kind is unknown
+    if returned:
+        summary.returns[key] = tuple(callees)
 
 
 def summarise(source: str, path: str) -> FileSummary:
     """The summary of one file's text; an unparsable file defines nothing."""
-    summary = FileSummary(path)
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return summary
+        return FileSummary(path)
+    return summarise_tree(tree, path)
+
+
+def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
+    """The summary of one file's `ast`."""
+    summary = FileSummary(path)
 
     def bind_imports(statements, first_wins: bool) -> None:
         for statement in statements:
@@ -158,6 +177,8 @@ def summarise(source: str, path: str) -> FileSummary:
             bases = tuple(name for name in (_dotted(base) for base in statement.bases) if name)
             summary.classes[statement.name] = bases
             for item in statement.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    _summarise_function(summary, item, f"{statement.name}.")  # type: ignore[arg-type]
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if _is_move(node) and _dotted(node.func.value) == "self":  # type: ignore[attr-defined]
@@ -252,42 +273,74 @@ class _Definition:
 
 
 class ProjectIndex:
-    """The project around one file: answers about names that file imports."""
+    """The file being linted in its project: what its own functions and methods return
+    (read from the whole file, also the functions the fast path leaves out of the
+    parse), and what the names it imports from the project's other files are."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> None:
+        self.path = path  # None: text with no file around it (stdin, tests)
+        self._tree = tree
+        self._source = source
+        self._own: Optional[FileSummary] = None
+
+    @property
+    def own(self) -> FileSummary:
+        """The file's own summary, made on first use."""
+        if self._own is None:
+            if self._tree is not None:
+                self._own = summarise_tree(self._tree, self.path or "<unknown>")
+            elif self._source is not None:
+                self._own = summarise(self._source, self.path or "<unknown>")
+            elif self.path is not None:
+                self._own = _summary_of(self.path) or FileSummary(self.path)
+            else:
+                self._own = FileSummary("<unknown>")
+            self._tree = self._source = None
+        return self._own
 
     # ------------------------------------------------------------ queries
 
     def is_module_class(self, reference: str) -> bool:
         """Is the imported name `reference` ("models.net.Net", ".net.Net") a class whose
         bases lead, through the project's files, to `torch.nn.Module`?"""
-        found = self._definition(self.path, reference, 0)
+        found = self._imported(reference)
         return found is not None and self._class_is_module(found, 0, set())
 
     def moves_itself(self, reference: str) -> bool:
         """A class of the project whose `__init__` moves the instance (`self.cuda()`)."""
-        found = self._definition(self.path, reference, 0)
+        found = self._imported(reference)
         return found is not None and found.name in found.summary.self_moving
 
     def returns(self, reference: str) -> Optional[str]:
-        """TENSOR, MODULE or MOVED_MODULE for a project function whose every known
-        return says so; None when unknown."""
-        found = self._definition(self.path, reference, 0)
-        if found is None:
-            return None
-        summary = found.summary
-        if found.name in summary.moved_returns:
-            return MOVED_MODULE if self._returned_kinds(found) <= {MODULE} else None
-        kinds = self._returned_kinds(found)
-        return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+        """TENSOR or MODULE for an imported project function whose every return says
+        so; None when unknown."""
+        found = self._imported(reference)
+        return None if found is None else self._function_kind(found, 0)
+
+    def returns_here(self, function: str) -> Optional[str]:
+        """The same for a function ("make_mask") or method ("Net._make_mask") of this file."""
+        own = self.own
+        return self._function_kind(_Definition(own, function), 0) if function in own.returns \
+            or function in own.moved_returns else None
+
+    def returns_moved(self, reference: str) -> bool:
+        """An imported project function with a return that is moved to a device
+        (`return net.cuda()`, or `net.to(device)` then `return net`)."""
+        found = self._imported(reference)
+        return found is not None and found.name in found.summary.moved_returns
 
     def moves_argument(self, reference: str) -> bool:
         """A project function that returns its first argument moved (`to_device(t)`)."""
-        found = self._definition(self.path, reference, 0)
+        found = self._imported(reference)
         return found is not None and found.name in found.summary.argument_movers
 
+    def moves_argument_here(self, function: str) -> bool:
+        return function in self.own.argument_movers
+
     # ------------------------------------------------------------ resolution
+
+    def _imported(self, reference: str) -> Optional[_Definition]:
+        return None if self.path is None else self._definition(self.path, reference, 0)
 
     def _definition(self, importer: str, reference: str, depth: int) -> Optional[_Definition]:
         """Where the imported `reference` is defined: follows re-exports."""
@@ -302,8 +355,7 @@ class ProjectIndex:
         summary = _summary_of(path)
         if summary is None:
             return None
-        if name in summary.classes or name in summary.returns or name in summary.moved_returns \
-                or name in summary.argument_movers:
+        if summary.defines(name):
             return _Definition(summary, name)
         target = summary.imports.get(name)
         if target is not None:
@@ -313,10 +365,10 @@ class ProjectIndex:
     def _local(self, summary: FileSummary, name: str, depth: int) -> Optional[_Definition]:
         """A dotted name as written in `summary`'s file, resolved to its definition."""
         head, _, rest = name.partition(".")
-        if not rest and (head in summary.classes or head in summary.returns):
+        if not rest and summary.defines(head):
             return _Definition(summary, head)
         target = summary.imports.get(head)
-        if target is None:
+        if target is None or summary.path.startswith("<"):
             return None
         return self._definition(summary.path, f"{target}.{rest}" if rest else target, depth + 1)
 
@@ -327,9 +379,7 @@ class ProjectIndex:
         seen.add(key)
         summary = found.summary
         for base in summary.classes[found.name]:
-            head, _, rest = base.partition(".")
-            qualified = summary.imports.get(head)
-            full = f"{qualified}.{rest}" if qualified and rest else (qualified or base)
+            full = summary.qualify(base)
             last = full.rsplit(".", 1)[-1]
             if full.startswith("torch.nn.") and last not in _NN_NON_MODULES and last[:1].isupper():
                 return True
@@ -340,13 +390,25 @@ class ProjectIndex:
                 return True
         return False
 
-    def _returned_kinds(self, found: _Definition) -> Set[Optional[str]]:
+    def _function_kind(self, found: _Definition, depth: int) -> Optional[str]:
+        """What a function returns when every return agrees: TENSOR or MODULE, else None."""
+        summary = found.summary
+        kinds = self._returned_kinds(found, depth)
+        if found.name in summary.moved_returns:
+            return None  # `return x.cuda()`: placement is known (`returns_moved`), not the kind
+        return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+    def _returned_kinds(self, found: _Definition, depth: int) -> Set[Optional[str]]:
         kinds: Set[Optional[str]] = set()
         summary = found.summary
+        owner = found.name.rpartition(".")[0]  # "Net" for the method "Net._make_mask"
         for callee in summary.returns.get(found.name, ()):
-            head, _, rest = callee.partition(".")
-            qualified = summary.imports.get(head)
-            full = f"{qualified}.{rest}" if qualified and rest else (qualified or callee)
+            if not callee:
+                kinds.add(None)
+                continue
+            if owner and callee.startswith("self."):
+                callee = owner + callee[4:]
+            full = summary.qualify(callee)
             module, _, last = full.rpartition(".")
             if module == "torch" and last in _TENSOR_CALLS:
                 kinds.add(TENSOR)
@@ -354,11 +416,15 @@ class ProjectIndex:
             if full.startswith("torch.nn.") and last[:1].isupper() and last not in _NN_NON_MODULES:
                 kinds.add(MODULE)
                 continue
-            definition = self._local(summary, callee, 0)
-            if definition is not None and self._class_is_module(definition, 0, set()):
-                kinds.add(MODULE)
-            else:
+            definition = self._local(summary, callee, depth)
+            if definition is None or depth >= _MAX_DEPTH:
                 kinds.add(None)
+            elif definition.name in summary.classes or definition.name in definition.summary.classes:
+                kinds.add(MODULE if self._class_is_module(definition, 0, set()) else None)
+            elif definition.name == found.name and definition.summary is summary:
+                continue  # recursion adds nothing
+            else:
+                kinds.add(self._function_kind(definition, depth + 1))
         return kinds
 
 
@@ -368,12 +434,12 @@ def clear_cache() -> None:
     _found.clear()
 
 
-def index_for(path: Optional[str]) -> Optional[ProjectIndex]:
-    """The index around a file on disk; None for text with no file (stdin, `<unknown>`)."""
-    if not path or path.startswith("<") or path == "-" or not os.path.isfile(path):
-        return None
-    return ProjectIndex(path)
+def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> ProjectIndex:
+    """The index for a file: its own functions (from its `ast` or its text, as linted) and,
+    when it is a file on disk, the project's files it imports."""
+    on_disk = bool(path) and not path.startswith("<") and path != "-" and os.path.isfile(path)
+    return ProjectIndex(path if on_disk else None, tree, source)
 
 
-__all__ = ["MODULE", "MOVED_MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
-           "summarise"]
+__all__ = ["MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
+           "summarise", "summarise_tree"]

@@ -230,16 +230,33 @@ class Analyzer(cst.CSTVisitor):
         return None
 
     def project_says(self, node: cst.CSTNode, question: str) -> object:
-        """Ask the project index about the imported name `node`: `question` is one of
-        ProjectIndex's queries ("is_module_class", "returns", "moves_argument",
-        "moves_itself"). Falsy when the file has no project or the name is not the
-        project's."""
+        """Ask the project index (project.py) about the function or class `node` names:
+        `question` is one of its queries ("is_module_class", "returns", "returns_moved",
+        "moves_argument", "moves_itself"). A name imported from the project's other files
+        is looked up there; a function of this file (`make_mask`) or a method of the
+        current class (`self._make_mask`) in the file's own summary. Falsy when unknown."""
         if self.project is None:
             return None
         reference = self.import_reference(node)
-        if reference is None or reference.split(".", 1)[0] in ("torch", "torchvision"):
+        if reference is not None:
+            if reference.split(".", 1)[0] in ("torch", "torchvision"):
+                return None
+            return getattr(self.project, question)(reference)
+        own = self._own_definition(node)
+        if own is None or question not in ("returns", "moves_argument"):
             return None
-        return getattr(self.project, question)(reference)
+        return getattr(self.project, question + "_here")(own)
+
+    def _own_definition(self, node: cst.CSTNode) -> Optional[str]:
+        """"make_mask" for a module-level function of this file not shadowed by a local,
+        "Net._make_mask" for `self._make_mask` in a method of `Net`."""
+        if isinstance(node, cst.Name):
+            shadowed = any(scope.kind != "module" and node.value in scope.bindings for scope in self._visible_scopes())
+            return None if shadowed else node.value
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
+                and self.classes and self.functions:
+            return f"{self.classes[-1].name}.{node.attr.value}"
+        return None
 
     def name_for(self, qualified: str) -> Optional[str]:
         """A name visible here that refers to `qualified` (`th` for `torch` after
