@@ -1,6 +1,6 @@
 """What flake8-torchdevice costs inside flake8, measured on timm's sources.
 
-    python benchmarks/bench.py [--rounds 3] [--jobs 1,2] [--tree PATH]
+    python benchmarks/bench.py [--rounds 3] [--jobs 1,2] [--tree PATH] [--before DIR]
 
 Runs, alternating and repeated, on the same tree:
 
@@ -14,7 +14,10 @@ Runs, alternating and repeated, on the same tree:
 - plugin:     flake8 with the plugin, every TDV rule selected;
 - deselected: flake8 with the plugin installed but `--select=E,F,W,C90`;
 - check:      the standalone `flake8-torchdevice check`;
-- torchfix:   `flake8 --select=TOR` with TorchFix, only if it is installed.
+- torchfix:   `flake8 --select=TOR` with TorchFix, only if it is installed;
+- plugin@before, check@before: with `--before DIR` (a checkout of an earlier commit,
+              e.g. `git worktree add /tmp/before c2afe5c`), the same runs with that
+              checkout's package first on PYTHONPATH: before and after in one run.
 
 Each run goes through a small wrapper process that reports wall time, CPU time
 (user + system of the run and its workers) and the peak RSS of the largest process
@@ -102,7 +105,8 @@ sys.exit(main())
 """
 
 
-def commands(tree: str, jobs: int) -> dict:
+def commands(tree: str, jobs: int, before: str | None = None) -> dict:
+    """name -> (command, extra environment)."""
     flake8 = shutil.which("flake8") or "flake8"
     runs = {
         "plain": [sys.executable, "-c", WITHOUT_PLUGIN, f"-j{jobs}", f"--select={BASE_SELECT}", tree],
@@ -115,6 +119,11 @@ def commands(tree: str, jobs: int) -> dict:
                          "--select=TDV", tree]
     if _has_torchfix():
         runs["torchfix"] = [flake8, f"-j{jobs}", f"--select={BASE_SELECT},TOR", tree]
+    runs = {name: (command, {}) for name, command in runs.items()}
+    if before:
+        for name in ("plugin", "check"):
+            if name in runs:
+                runs[f"{name}@before"] = (runs[name][0], {"PYTHONPATH": os.path.abspath(before)})
     return runs
 
 
@@ -126,9 +135,9 @@ def _has_torchfix() -> bool:
         return False
 
 
-def measure(command: list, output: str) -> dict:
+def measure(command: list, output: str, env: dict) -> dict:
     done = subprocess.run([sys.executable, "-c", WRAPPER, output, *command],
-                          stderr=subprocess.PIPE, text=True, check=True)
+                          stderr=subprocess.PIPE, text=True, check=True, env=dict(os.environ, **env))
     result = json.loads(done.stderr.strip().splitlines()[-1])
     if result["rc"] not in (0, 1):
         raise SystemExit(f"{command} exited with {result['rc']}")
@@ -146,6 +155,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", default="1,2", help="comma-separated -j values")
     parser.add_argument("--tree", help="lint this directory instead of timm")
+    parser.add_argument("--before", metavar="DIR", help="also run the plugin from this checkout (an earlier commit)")
     args = parser.parse_args(argv)
     tree = args.tree or timm_tree()
     files = glob.glob(os.path.join(tree, "**", "*.py"), recursive=True)
@@ -160,34 +170,38 @@ def main(argv: list | None = None) -> int:
           f"{args.rounds} rounds, medians; ratio = median / plain flake8's median at the same -j", flush=True)
     findings: dict = {}
     for jobs in (int(j) for j in args.jobs.split(",")):
-        runs = commands(tree, jobs)
+        runs = commands(tree, jobs, args.before)
         results: dict = {name: [] for name in runs}
         for round_ in range(args.rounds):
             names = list(runs) if round_ % 2 == 0 else list(reversed(runs))  # alternate the order
             for name in names:
                 output = os.path.join(out_dir, f"{name}-j{jobs}.txt")
-                results[name].append(measure(runs[name], output))
+                command, env = runs[name]
+                results[name].append(measure(command, output, env))
                 findings[f"{name} -j{jobs}"] = tdv_lines(output)
         base = {key: statistics.median(r[key] for r in results["plain"]) for key in ("wall", "cpu", "rss_kb")}
-        print(f"\n-j{jobs}: {'run':<11}{'wall s':>8}{'ratio':>7}{'cpu s':>8}{'ratio':>7}{'peak MB':>9}{'ratio':>7}")
+        print(f"\n-j{jobs}: {'run':<14}{'wall s':>8}{'ratio':>7}{'cpu s':>8}{'ratio':>7}{'peak MB':>9}{'ratio':>7}")
         for name, rows in results.items():
             cells = []
             for key, width in (("wall", 8), ("cpu", 8), ("rss_kb", 9)):
                 value = statistics.median(r[key] for r in rows)
                 shown = value / 1024 if key == "rss_kb" else value
                 cells.append(f"{shown:>{width}.1f}{value / base[key]:>6.2f}x")
-            print(f"     {name:<11}{''.join(cells)}")
+            print(f"     {name:<14}{''.join(cells)}")
             if name == "check":
                 print("     (check runs TDV only, in one process)")
 
-    reference = findings.get("plugin -j1", [])
-    print(f"\nTDV findings: {len(reference)}")
-    for name, found in findings.items():
-        # flake8 orders files by name; the standalone command in walk order
-        same = sorted(found) == sorted(reference) if name.startswith("check") else found == reference
-        if name.startswith(("plugin", "check")) and not same:
-            print(f"MISMATCH: {name} differs from plugin -j1")
-            return 1
+    for suffix in ("", "@before") if args.before else ("",):
+        reference = findings.get(f"plugin{suffix} -j1", [])
+        print(f"\nTDV findings{suffix and ' before'}: {len(reference)}")
+        for name, found in findings.items():
+            if not name.startswith((f"plugin{suffix} ", f"check{suffix} ")):
+                continue
+            # flake8 orders files by name; the standalone command in walk order
+            same = sorted(found) == sorted(reference) if name.startswith("check") else found == reference
+            if not same:
+                print(f"MISMATCH: {name} differs from plugin{suffix} -j1")
+                return 1
     print("identical in flake8 at every -j and in the standalone command")
     return 0
 

@@ -81,14 +81,17 @@ def _is_move(node: ast.AST) -> bool:
 
 
 def _own_statements(function: ast.AST):
-    """The function's statements and expressions, not those of functions nested in it."""
-    stack = list(ast.iter_child_nodes(function))
+    """The function's statements, nested blocks included, not those of functions or
+    classes defined in it. Statements only: returns and bare moves are all a summary
+    needs, and expressions are most of a file's nodes."""
+    stack = list(getattr(function, "body", ()))
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(node, block, ()))
 
 
 def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: str = "") -> None:
@@ -181,7 +184,8 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                     _summarise_function(summary, item, f"{statement.name}.")  # type: ignore[arg-type]
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
-                        if _is_move(node) and _dotted(node.func.value) == "self":  # type: ignore[attr-defined]
+                        if isinstance(node, ast.Expr) and _is_move(node.value) \
+                                and _dotted(node.value.func.value) == "self":  # type: ignore[attr-defined]
                             summary.self_moving.add(statement.name)
                             break
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
