@@ -54,6 +54,15 @@ REPORTED = {
     "only an extension in common": (
         "import torch\ndef dump(x, out, i):\n    torch.save(x.cpu(), f'{out}/{i}.pth')\n"
         "def main(out, i):\n    return torch.load(f'{out}/{i}.pth')\n", [(5, 11)]),
+    "same template, saved in another function": (
+        "import torch\ndef dump(m, epoch):\n    torch.save(m, '{}.pkl'.format(epoch))\n"
+        "def main(best):\n    return torch.load('{}.pkl'.format(best))\n", [(5, 11)]),
+    "loaded before the same template is saved (a resume)": (
+        "import torch\ndef main(m, epoch):\n    m = torch.load(f'ckpt_{epoch - 1}.pth')\n"
+        "    torch.save(m, f'ckpt_{epoch}.pth')\n", [(3, 8)]),
+    "templates that share only a folder separator": (
+        "import torch\ndef main(m, a, b):\n    torch.save(m, a + '/' + b)\n    return torch.load(b + '/' + a)\n",
+        [(4, 11)]),
     "weights from elsewhere": (
         "from torch.hub import load_state_dict_from_url\nsd = load_state_dict_from_url('https://example.org/m.pth')\n",
         [(2, 5)]),
@@ -104,6 +113,14 @@ NOT_REPORTED = {
     "rebound by a def": "from torch import load\ndef load(p):\n    return p\nload(q)\n",
     "torch rebound": "import torch\ndef f(p):\n    torch = fake\n    return torch.load(p)\n",
     "guarded": "import torch\nif torch.cuda.is_available():\n    state = torch.load(p)\n",
+    # pyGAT: one run saves every epoch's weights, then reloads the best epoch's
+    "saved from the same template earlier in the function": (
+        "import torch\ndef main(model, n):\n    for epoch in range(n):\n"
+        "        torch.save(model.state_dict(), '{}.pkl'.format(epoch))\n        best = epoch\n"
+        "    model.load_state_dict(torch.load('{}.pkl'.format(best)))\n"),
+    "saved from the same f-string template": (
+        "import torch\ndef main(model, d, n):\n    for i in range(n):\n"
+        "        torch.save(model, f'{d}/epoch_{i}.pth')\n    return torch.load(f'{d}/epoch_{n - 1}.pth')\n"),
     "guarded by early exit": ("import torch\ndef f(p):\n    if not torch.cuda.is_available():\n"
                               "        return None\n    return torch.load(p)\n"),
     "guarded by decorator": "import torch\n@requires_cuda\ndef test_a():\n    torch.load(p)\n",

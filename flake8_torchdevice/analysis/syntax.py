@@ -73,7 +73,8 @@ def string_value(node: cst.CSTNode) -> Optional[str]:
 
 
 def string_prefix(node: cst.CSTNode) -> Optional[str]:
-    """The literal text a string or f-string starts with (`f"cuda:{r}"` -> `cuda:`)."""
+    """The literal text a string built at run time starts with: `f"cuda:{r}"`,
+    `"cuda:" + str(r)`, `"cuda:{}".format(r)` and `"cuda:%d" % r` -> `cuda:`."""
     plain = string_value(node)
     if plain is not None:
         return plain
@@ -82,6 +83,17 @@ def string_prefix(node: cst.CSTNode) -> Optional[str]:
         if isinstance(first, cst.FormattedStringText):
             return first.value
         return ""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left = string_prefix(node.left)
+        if left is not None and string_value(node.left) is not None:
+            return left + (string_prefix(node.right) or "")
+        return left
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        template = string_value(node.left)
+        return template.split("%", 1)[0] if template is not None else None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
+        template = string_value(node.func.value)
+        return template.split("{", 1)[0] if template is not None else None
     return None
 
 

@@ -43,9 +43,22 @@ def _file_key(node: cst.CSTNode) -> Optional[str]:
 _FILE_NAME_RE = re.compile(r"(?:^|/)([\w\-]+\.\w+)$")
 
 
-def _file_name(path: cst.CSTNode) -> Optional[str]:
-    """The file name a path expression ends with: `os.path.join(d, "feats.pth")`,
-    `f"{d}/feats.pth"`, `d + "/feats.pth"` -> `feats.pth`."""
+def _file_keys(node: cst.CSTNode) -> List[str]:
+    """What a save and a load of the same file both name: the variable or string
+    (`_file_key`), and for a path built from a template (`"{}.pkl".format(epoch)`,
+    `f"{d}/best.pth"`, `d + "/best.pth"`) the template's text, whatever fills it: a
+    function that saves `"{}.pkl".format(epoch)` and loads `"{}.pkl".format(best)` is
+    one run reading its own file."""
+    keys = [key for key in (_file_key(node),) if key]
+    if string_value(node) is None and not isinstance(node, (cst.Name, cst.Attribute)):
+        pieces = _string_pieces(node)
+        if any(piece.strip("/\\._-") for piece in pieces):
+            keys.append("template:" + "\0".join(pieces))
+    return keys
+
+
+def _string_pieces(path: cst.CSTNode) -> List[str]:
+    """The literal text in a path expression, in order."""
     pieces: List[str] = []
 
     class Strings(cst.CSTVisitor):
@@ -56,6 +69,13 @@ def _file_name(path: cst.CSTNode) -> Optional[str]:
             pieces.append(node.value)
 
     path.visit(Strings())
+    return pieces
+
+
+def _file_name(path: cst.CSTNode) -> Optional[str]:
+    """The file name a path expression ends with: `os.path.join(d, "feats.pth")`,
+    `f"{d}/feats.pth"`, `d + "/feats.pth"` -> `feats.pth`."""
+    pieces = _string_pieces(path)
     match = _FILE_NAME_RE.search(pieces[-1]) if pieces else None
     return match.group(1) if match else None
 
@@ -109,7 +129,8 @@ class LoadWithoutMapLocation(Rule):
     - `**kwargs` or `*args` are forwarded, which may carry it.
     - A load of the file or buffer that the same function (or module-level script)
       wrote with `torch.save` (or `module.save`) just before, named by the same
-      variable or the same string: a round trip on one machine.
+      variable, the same string or the same template (`"{}.pkl".format(epoch)` saved,
+      `"{}.pkl".format(best_epoch)` loaded): a round trip on one machine.
     - A load of a file that the same file saves CPU tensors to, anywhere
       (`torch.save(feats.cpu(), os.path.join(out, "feats.pth"))`), named by the same
       file name (`torch.load(os.path.join(cache, "feats.pth"))`): a cache of CPU tensors
@@ -190,9 +211,7 @@ class LoadWithoutMapLocation(Rule):
         elif method_call(node, "save") is not None and node.args:
             saved_to = node.args[0].value
         if saved_to is not None:
-            key = _file_key(saved_to)
-            if key:
-                self.ctx.function_scope().note("saved to", set).add(key)
+            self.ctx.function_scope().note("saved to", set).update(_file_keys(saved_to))
             name = _file_name(saved_to)
             if name and qualified in SAVERS and moves_to_cpu(node.args[0].value):
                 self._cpu_dumps.add(name)  # torch.save(feats.cpu(), os.path.join(d, "feats.pth"))
@@ -207,7 +226,7 @@ class LoadWithoutMapLocation(Rule):
         if location is not None and not (isinstance(location.value, cst.Name) and location.value.value == "None"):
             return  # `map_location=None` is the default: tensors go back where they were saved
         source = first_argument(node, "url" if qualified in URL_LOADERS else "f")
-        if source is not None and _file_key(source) in self.ctx.function_scope().note("saved to", set):
+        if source is not None and not self.ctx.function_scope().note("saved to", set).isdisjoint(_file_keys(source)):
             return  # a round trip: this function saved it, on this machine, a moment ago
         if qualified in URL_LOADERS and self._is_cpu_weights_url(source):
             return  # torchvision's published weights
