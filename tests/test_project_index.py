@@ -156,3 +156,41 @@ def test_flake8_jobs_agree(tmp_path):
     one = run(1)
     assert len(one) == 6 and all(": TDV202 " in line for line in one)
     assert run(2) == one
+
+
+SAVER = """\
+import torch
+
+
+class EarlyStopping:
+    def __call__(self, loss, model, path):
+        self.save_checkpoint(model, path)
+
+    def save_checkpoint(self, model, path):
+        torch.save(model.state_dict(), path + "/checkpoint.pth")
+"""
+
+TRAIN = """\
+import torch
+from utils.tools import EarlyStopping
+
+
+def train(model, path, other):
+    stopper = EarlyStopping()
+    for epoch in range(3):
+        stopper(1.0, model, path)
+    model.load_state_dict(torch.load(path + "/checkpoint.pth"))
+    return torch.load(other + "/checkpoint.pth")
+"""
+
+
+def test_a_load_of_what_a_project_saver_wrote_is_a_round_trip(tmp_path):
+    # Informer's early stopping saves the best weights, the training loop reloads them
+    write(tmp_path, {"utils/__init__.py": "", "utils/tools.py": SAVER, "exp/train.py": TRAIN})
+    assert findings(tmp_path / "exp/train.py") == [(10, 11, "TDV301")]
+
+
+def test_a_helper_that_does_not_save_proves_nothing(tmp_path):
+    write(tmp_path, {"utils/__init__.py": "", "utils/tools.py": SAVER.replace("torch.save", "print"),
+                     "exp/train.py": TRAIN})
+    assert findings(tmp_path / "exp/train.py") == [(9, 26, "TDV301"), (10, 11, "TDV301")]

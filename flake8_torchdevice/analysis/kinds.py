@@ -129,6 +129,8 @@ class ScopeKinds:
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
+    # name -> the class it was built from: `stopper = EarlyStopping(...)` -> `EarlyStopping`
+    instances: Dict[str, cst.BaseExpression] = field(default_factory=dict)
 
 
 class ValueKinds:
@@ -200,6 +202,15 @@ class ValueKinds:
         scope = self._binding_scope(name)
         kinds = scope.notes.get("kinds") if scope is not None else None
         return kinds is not None and name in getattr(kinds, which)
+
+    def class_of(self, node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+        """The class expression a name was built from (`EarlyStopping` for `stopper` after
+        `stopper = EarlyStopping(...)`), when that is all that is known of it."""
+        if not isinstance(node, cst.Name):
+            return None
+        scope = self._binding_scope(node.value)
+        kinds = scope.notes.get("kinds") if scope is not None else None
+        return kinds.instances.get(node.value) if kinds is not None else None
 
     def is_batch(self, name: str) -> bool:
         """A whole batch of a data loader: `batch` of `for batch in loader:`, or a parameter
@@ -407,6 +418,7 @@ class ValueKinds:
         if isinstance(target, cst.Name):
             facts.names[target.value] = kind
             facts.batches.discard(target.value)
+            facts.instances.pop(target.value, None)
             for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs):
                 other.discard(target.value)
             if target.value in facts.itemized:  # a rebound name forgets its items' kinds
@@ -446,6 +458,8 @@ class ValueKinds:
             return
         facts = self.facts()
         name = target.value if isinstance(target, cst.Name) else None
+        if name is not None and (last_identifier(value.func) or "")[:1].isupper():
+            facts.instances[name] = value.func
         if name is not None and last_identifier(value.func) == "DataLoader":
             facts.loaders.add(name)
         if name is not None and string_value(getattr(keyword(value, "return_tensors"), "value", None)) == "pt":

@@ -54,9 +54,10 @@ class FileSummary:
     returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
+    savers: Set[str] = field(default_factory=set)  # functions, methods and classes that call torch.save
 
     def defines(self, name: str) -> bool:
-        return name in self.classes or name in self.returns or name in self.moved_returns
+        return name in self.classes or name in self.returns or name in self.moved_returns or name in self.savers
 
     def qualify(self, dotted: str) -> str:
         """A dotted name as written in this file, with its head's import spelled out."""
@@ -111,6 +112,9 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
             name = _dotted(node.value.func.value)  # type: ignore[attr-defined]
             if name:
                 moved_names.add(name)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and summary.qualify(_dotted(node.value.func) or "") == "torch.save":
+            summary.savers.add(key)
     callees: List[str] = []
     for value in returned:
         for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
@@ -182,6 +186,8 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
             for item in statement.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     _summarise_function(summary, item, f"{statement.name}.")  # type: ignore[arg-type]
+                    if f"{statement.name}.{item.name}" in summary.savers:
+                        summary.savers.add(statement.name)  # `stopper(loss, model, path)` saves
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if isinstance(node, ast.Expr) and _is_move(node.value) \
@@ -326,6 +332,14 @@ class ProjectIndex:
         own = self.own
         return self._function_kind(_Definition(own, function), 0) if function in own.returns \
             or function in own.moved_returns else None
+
+    def saves(self, reference: str) -> bool:
+        """An imported project function, or class with a method, that calls `torch.save`."""
+        found = self._imported(reference)
+        return found is not None and found.name in found.summary.savers
+
+    def saves_here(self, name: str) -> bool:
+        return name in self.own.savers
 
     def returns_moved(self, reference: str) -> bool:
         """An imported project function with a return that is moved to a device

@@ -232,7 +232,7 @@ class Analyzer(cst.CSTVisitor):
     def project_says(self, node: cst.CSTNode, question: str) -> object:
         """Ask the project index (project.py) about the function or class `node` names:
         `question` is one of its queries ("is_module_class", "returns", "returns_moved",
-        "moves_argument", "moves_itself"). A name imported from the project's other files
+        "moves_argument", "moves_itself", "saves"). A name imported from the project's other files
         is looked up there; a function of this file (`make_mask`) or a method of the
         current class (`self._make_mask`) in the file's own summary. Falsy when unknown."""
         if self.project is None:
@@ -243,7 +243,7 @@ class Analyzer(cst.CSTVisitor):
                 return None
             return getattr(self.project, question)(reference)
         own = self._own_definition(node)
-        if own is None or question not in ("returns", "moves_argument"):
+        if own is None or question not in ("returns", "moves_argument", "saves"):
             return None
         return getattr(self.project, question + "_here")(own)
 

@@ -57,6 +57,14 @@ def _file_keys(node: cst.CSTNode) -> List[str]:
     return keys
 
 
+def _names_in(path: cst.CSTNode) -> List[str]:
+    """"passed:<name>" for each variable a path expression reads (`path + "/ckpt.pth"`)."""
+    if isinstance(path, (cst.Name, cst.Attribute)):
+        name = dotted_name(path)
+        return [f"passed:{name}"] if name else []
+    return [key for child in path.children for key in _names_in(child)]
+
+
 def _string_pieces(path: cst.CSTNode) -> List[str]:
     """The literal text in a path expression, in order."""
     pieces: List[str] = []
@@ -130,7 +138,10 @@ class LoadWithoutMapLocation(Rule):
     - A load of the file or buffer that the same function (or module-level script)
       wrote with `torch.save` (or `module.save`) just before, named by the same
       variable, the same string or the same template (`"{}.pkl".format(epoch)` saved,
-      `"{}.pkl".format(best_epoch)` loaded): a round trip on one machine.
+      `"{}.pkl".format(best_epoch)` loaded): a round trip on one machine. Also a load
+      of a path built from a variable that the function passed, just before, to a
+      saver of the project (a function or class of the project that calls
+      `torch.save`, like an early-stopping helper: `stopper(loss, model, path)`).
     - A load of a file that the same file saves CPU tensors to, anywhere
       (`torch.save(feats.cpu(), os.path.join(out, "feats.pth"))`), named by the same
       file name (`torch.load(os.path.join(cache, "feats.pth"))`): a cache of CPU tensors
@@ -217,7 +228,10 @@ class LoadWithoutMapLocation(Rule):
                 self._cpu_dumps.add(name)  # torch.save(feats.cpu(), os.path.join(d, "feats.pth"))
             return
         index = LOADERS.get(qualified or "")
-        if index is None or self.ctx.guarded:
+        if index is None:
+            self._note_project_save(node)
+            return
+        if self.ctx.guarded:
             return
         if has_star_kwargs(node) or any(arg.star == "*" for arg in node.args):
             return
@@ -226,7 +240,8 @@ class LoadWithoutMapLocation(Rule):
         if location is not None and not (isinstance(location.value, cst.Name) and location.value.value == "None"):
             return  # `map_location=None` is the default: tensors go back where they were saved
         source = first_argument(node, "url" if qualified in URL_LOADERS else "f")
-        if source is not None and not self.ctx.function_scope().note("saved to", set).isdisjoint(_file_keys(source)):
+        saved = self.ctx.function_scope().note("saved to", set)
+        if source is not None and not saved.isdisjoint(_file_keys(source) + _names_in(source)):
             return  # a round trip: this function saved it, on this machine, a moment ago
         if qualified in URL_LOADERS and self._is_cpu_weights_url(source):
             return  # torchvision's published weights
@@ -239,6 +254,16 @@ class LoadWithoutMapLocation(Rule):
             self._loads_of_named_files.append((node, self.message.format(name=qualified), fix, name))
         else:
             self.report(node, self.message.format(name=qualified), fix=fix)
+
+    def _note_project_save(self, call: cst.Call) -> None:
+        """`stopper(val_loss, model, path)` where `stopper` is an `EarlyStopping` of the
+        project whose method calls `torch.save`: a later load of a path built from `path`
+        reads what this run wrote."""
+        callee = self.ctx.kinds.class_of(call.func) or call.func
+        if not self.ctx.project_says(callee, "saves"):
+            return
+        names = [name for arg in call.args for name in (dotted_name(arg.value),) if name]
+        self.ctx.function_scope().note("saved to", set).update("passed:" + name for name in names)
 
     def leave_Module(self, node: cst.Module) -> None:
         for call, message, fix, name in self._loads_of_named_files:
