@@ -181,6 +181,15 @@ HELPERS_REPORTED = {
     "CPU tensor indexed by a mask from the input": (
         "import torch\ndef lookup(x: torch.Tensor):\n    table = torch.arange(10)\n    return table[x > 0]\n",
         [(3, 12)]),
+    # issue 15: a parameter's use shows it holds a tensor
+    "parameter concatenated by torch.cat": (
+        "import torch\ndef pad_value(value, n):\n    return torch.cat([torch.zeros(n, 1), value], dim=1)\n",
+        [(3, 22)]),
+    "mask sized like the input, applied to it": (
+        "import torch\ndef apply_mask(x):\n    mask = torch.zeros(*x.shape)\n    return x * mask\n", [(3, 11)]),
+    "parameter given to F.softmax, then weighted": (
+        "import torch\nimport torch.nn.functional as F\ndef weighted(scores, n):\n"
+        "    probs = F.softmax(scores, dim=-1)\n    return scores * torch.linspace(0, 1, n)\n", [(5, 20)]),
     "type(x.type()) is not a move to x's device": (
         forward("m = torch.ones(3).type(x.type())\nreturn x * m"), [(5, 12)]),
 }
@@ -192,6 +201,13 @@ def test_helpers_reported(code, expected):
 
 
 HELPERS_NOT_REPORTED = {
+    # nothing shows that x is a tensor: a number divided by a tensor is fine anywhere
+    "operand of unknown kind": "import torch\ndef normalise(x, n):\n    return x / torch.arange(1, n + 1)\n",
+    "sized like an argument, combined with nothing": (
+        "import torch\ndef blank_like(x):\n    return torch.zeros(*x.shape)\n"),
+    "collate_fn stacks on the CPU on purpose": (
+        "import torch\ndef collate_fn(batch):\n    xs = torch.zeros(len(batch), 3)\n"
+        "    return torch.cat([xs, torch.stack(batch)])\n"),
     "else arm of a GPU flag": forward(
         "if self.gpu_mode:\n    noise = torch.rand(x.size()).cuda()\nelse:\n    noise = torch.rand(x.size())\n"
         "return x + noise"),

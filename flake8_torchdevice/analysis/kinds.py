@@ -105,6 +105,19 @@ MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfl
 # torch.nn classes that are not modules.
 NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
+# torch.<op>(sequence of tensors): its items are tensors.
+_SEQUENCE_OPS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concatenate", "stack", "hstack",
+                                                       "vstack", "dstack"))
+# torch.<op>(a, b, ...) whose first n positional arguments must be tensors.
+_TENSOR_OPERAND_OPS = {f"torch.{name}": count for name, count in (
+    ("matmul", 2), ("mm", 2), ("bmm", 2), ("masked_fill", 1), ("gather", 1), ("index_select", 1),
+    ("transpose", 1), ("permute", 1), ("flatten", 1), ("unsqueeze", 1), ("squeeze", 1), ("softmax", 1),
+    ("sigmoid", 1), ("argmax", 1), ("topk", 1), ("sort", 1), ("cumsum", 1), ("masked_select", 1))}
+# torch.nn.functional.<op>(input, ...): the input is a tensor.
+_FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax", "relu", "gelu", "linear",
+                                  "conv1d", "conv2d", "conv3d", "normalize", "cross_entropy", "mse_loss",
+                                  "l1_loss", "nll_loss", "binary_cross_entropy", "grid_sample", "avg_pool2d",
+                                  "max_pool2d", "dropout", "layer_norm", "embedding", "one_hot"})
 _LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
 # Annotated containers whose items are tensors: `Tuple[torch.Tensor, ...]`, `List[Tensor]`.
 _TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterator", "tuple", "list"})
@@ -548,12 +561,26 @@ class ValueKinds:
         if (isinstance(func, cst.Attribute) and func.attr.value in TENSOR_ONLY_METHODS
                 and isinstance(func.value, cst.Name)):
             self.facts().tensor_uses.add(func.value.value)
+        qualified = self.ctx.resolve(func) or ""
+        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES:
+            # `torch.zeros(*x.shape)`: sized like x, an array
+            for arg in node.args:
+                if arg.star == "*" and isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "shape" \
+                        and isinstance(arg.value.value, cst.Name):
+                    self.facts().tensor_uses.add(arg.value.value.value)
         args = positional_args(node)
         if not args:
             return
-        qualified = self.ctx.resolve(func) or ""
         if qualified.startswith("torch.") and qualified.endswith("_like") and isinstance(args[0].value, cst.Name):
             self.facts().tensor_uses.add(args[0].value.value)  # `torch.zeros_like(x)` takes only a tensor
+        elif qualified in _SEQUENCE_OPS and isinstance(args[0].value, (cst.List, cst.Tuple)):
+            # `torch.cat([pad, value])`: every item is a tensor
+            self.facts().tensor_uses.update(e.value.value for e in args[0].value.elements
+                                            if isinstance(e.value, cst.Name) and isinstance(e, cst.Element))
+        elif qualified in _TENSOR_OPERAND_OPS or (qualified.startswith("torch.nn.functional.")
+                                                  and qualified.rsplit(".", 1)[-1] in _FUNCTIONAL_ON_INPUT):
+            self.facts().tensor_uses.update(arg.value.value for arg in args[:_TENSOR_OPERAND_OPS.get(qualified, 1)]
+                                            if isinstance(arg.value, cst.Name) and not arg.star)
         elif self._is_known_module(func):
             # `model(x, y)` of a module: its inputs are tensors, unless a whole batch object
             # (PyG's `Data` goes to the model whole and moves in place)
