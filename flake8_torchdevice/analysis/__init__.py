@@ -1,12 +1,37 @@
-"""What several rules need to know about the code around a node, in one place.
+"""The semantic model: what every rule needs to know about the code, built in the one
+traversal that also runs the rules (`walker.Analyzer`). A rule is a query on it.
 
-- `syntax`: context-free questions about expressions (names, literals, arguments);
-- `devices`: device names and the calls that move something to a device;
-- `scopes`: names, imports and statement-ordered facts per function/class/module;
-- `guards`: the CUDA-guard model (which tests mean "CUDA is present");
-- `kinds`: value kinds (is this a tensor, a module, a device, or unknown?);
-- `classes`: class facts (is it an `nn.Module`, what its methods assign, register, read);
-- `walker`: `Analyzer`, the one traversal that keeps this state and runs every rule.
+Read bottom-up, each module a layer of the model:
+
+- `syntax`: context-free questions about one expression (dotted names, literals,
+  arguments, `"cuda:" + str(r)` is a CUDA string);
+- `devices`: device values and the calls that move something to a device;
+- `project`: the file in its project. What the file's own functions and methods
+  return (read from the whole file's `ast`, also the functions the fast path leaves
+  out of the parse) and, for names imported from the project's other files, whether a
+  class is an `nn.Module` through its bases, what a function returns (a tensor, a
+  module, something moved), whether it moves its argument or calls `torch.save`;
+- `scopes`: names and what they resolve to (imports, relative ones too), and the
+  per-scope facts in statement order: the dotted names moved to a device so far
+  (*placement* of modules and tensors, `self.<attr>` included), CUDA flags;
+- `guards`: where code can only run with CUDA (`guarded`) or only without it
+  (`cpu_only`);
+- `kinds`: *values*. For every name, `self.<attr>` and constant subscript of a
+  function, what it holds at the statement being visited: tensor (with the evidence:
+  a factory or tensor op, an annotation, a tensor-only method, an argument of
+  `torch.cat`/`F.*`, a data-loader batch or its items, an input of a known module),
+  module, device, number, a fixed-device tensor (made without a run-time device),
+  the class it was built from, or unknown. Flow-sensitive: rebinding, tuple
+  unpacking, loop and `with` targets, comprehensions;
+- `classes`: per class, whether it is an `nn.Module` (its base may be in another
+  file), what each method assigns to `self`, registers, reads and returns, which
+  methods run while it is built;
+- `walker`: `Analyzer`, the traversal that keeps all of the above current and
+  dispatches each node to the rules. Its queries: `resolve`, `import_reference`,
+  `project_says`, `kinds.kind_of`, `function_scope().moved`, `guarded`, `cpu_only`,
+  `current_class`, `device_in_scope`.
+
+Unknown is an answer: a rule that needs a fact the model does not have does not report.
 """
 
 from .classes import ClassInfo, class_is_module
