@@ -30,6 +30,14 @@ REPORTED = {
         "import torch\nclass L:\n    def _mask(self, n):\n        return torch.triu(torch.ones(n, n))\n"
         "    def go(self, n, device):\n        mask = self._mask(n)\n        mask.to(device)\n"
         "        return mask\n", [(7, 8)]),
+    "method returning a local it built with a chain": (
+        "import torch\nclass E:\n    def __init__(self, d):\n        self.pe = self.table(d, 50)\n"
+        "        self.pe.cuda()\n    def table(self, d, n):\n        pe = torch.FloatTensor(n, d).fill_(0)\n"
+        "        pe[0, 0] = 1.0\n        return pe\n", [(5, 8)]),
+    "function returning the name's last binding": (
+        "import numpy as np\nimport torch\ndef causal(n):\n    m = np.triu(np.ones((n, n)), k=1).astype('uint8')\n"
+        "    m = torch.from_numpy(m)\n    return m\ndef go(device):\n    mask = causal(5)\n    mask.cuda()\n"
+        "    return mask\n", [(9, 4)]),
     "result of a function defined below its caller": (
         "import torch\ndef run(device):\n    t = make(3)\n    t.to(device)\n    return t\n"
         "def make(n):\n    return torch.zeros(n)\n", [(4, 4)]),
@@ -252,6 +260,9 @@ NOT_REPORTED = {
     "attribute assigned a module in __init__ too": (
         "import torch\nclass A:\n    def __init__(self, net):\n        self.t = torch.ones(3)\n"
         "        if net:\n            self.t = net\n    def go(self, device):\n        self.t.to(device)\n"),
+    "function returning a name last bound to something unknown": (
+        "import numpy as np\nimport torch\ndef causal(n):\n    m = torch.ones(n, n)\n    m = m.numpy()\n    return m\n"
+        "def go(device):\n    mask = causal(5)\n    mask.cuda()\n    return mask\n"),
     "method of another class with the same name": (
         "import torch\nclass A:\n    def make(self):\n        return torch.ones(3)\nclass B:\n"
         "    def make(self):\n        return self.net\n    def go(self, device):\n        t = self.make()\n"

@@ -95,6 +95,20 @@ def _own_statements(function: ast.AST):
             stack.extend(getattr(node, block, ()))
 
 
+# Methods that keep what kind of value they are called on: `torch.FloatTensor(n).fill_(0)`.
+_SAME_KIND_METHODS = frozenset({"fill_", "zero_", "float", "double", "half", "long", "int", "bool", "byte",
+                                "unsqueeze", "squeeze", "view", "reshape", "contiguous", "t", "transpose",
+                                "permute", "detach", "clone", "requires_grad_", "eval", "train"})
+
+
+def _chain_root(node: ast.AST) -> ast.AST:
+    """`torch.ones(n).float().unsqueeze(0)` -> `torch.ones(n)`."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _SAME_KIND_METHODS and isinstance(node.func.value, ast.Call):
+        node = node.func.value
+    return node
+
+
 def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: str = "") -> None:
     """What `function` returns; `owner` is "Class." for a method (its key becomes
     "Class.method", and its first argument after `self` counts as the first)."""
@@ -105,9 +119,12 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     key = owner + function.name
     moved_names: Set[str] = set()
     returned: List[ast.AST] = []
+    assignments: Dict[str, List[Tuple[int, ast.AST]]] = {}  # name -> (line, value) of `name = value`
     for node in _own_statements(function):
         if isinstance(node, ast.Return) and node.value is not None:
             returned.append(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assignments.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
         elif isinstance(node, ast.Expr) and _is_move(node.value):
             name = _dotted(node.value.func.value)  # type: ignore[attr-defined]
             if name:
@@ -118,6 +135,11 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     callees: List[str] = []
     for value in returned:
         for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
+            if isinstance(arm, ast.Name) and arm.id != first and arm.id not in moved_names:
+                # `pe = torch.zeros(n, d); ...; return pe`: what the name was last bound to
+                earlier = [(line, bound) for line, bound in assignments.get(arm.id, ()) if line < value.lineno]
+                arm = max(earlier, key=lambda pair: pair[0])[1] if earlier else arm
+            arm = _chain_root(arm)
             if _is_move(arm):
                 # `return net.cuda()`, `return t.to(device)`: moved, whatever it is
                 summary.moved_returns.add(key)
