@@ -307,3 +307,44 @@ def test_no_fix_where_register_buffer_would_not_do(code):
     [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
     assert not finding.fixable
     assert fixed(code) == code
+
+
+def test_fix_registers_a_buffer_made_with_device_while_built():
+    code = module("self.t = torch.zeros(n, device=device)")
+    assert fixed(code) == code.replace("self.t = torch.zeros(n, device=device)",
+                                       'self.register_buffer("t", torch.zeros(n, device=device), persistent=False)')
+
+
+def test_fix_registers_what_a_helper_returns():
+    code = module("self.t = self._table(n)", extra="def _table(self, n):\n    return torch.arange(n)")
+    assert fixed(code) == code.replace("self.t = self._table(n)",
+                                       'self.register_buffer("t", self._table(n), persistent=False)')
+
+
+def test_class_facts_record_returns_and_what_init_calls():
+    from flake8_torchdevice.analysis.walker import Analyzer
+    import libcst as cst
+
+    code = module("self._setup()\nself.t = self._table(n)", extra=(
+        "def _setup(self):\n    self._inner()\ndef _inner(self):\n    pass\n"
+        "def _table(self, n):\n    return torch.arange(n)\n"
+        "def _mask(self, n, d):\n    return torch.ones(n, device=d)\n"
+        "def _grid(self, x):\n    return self._table(x.shape[0])\n"
+        "def _maybe(self, n):\n    if n:\n        return make(n)\n    return torch.ones(n)"))
+    infos = []
+
+    class Keep:
+        def __init__(self, analyzer):
+            self.analyzer = analyzer
+
+        def leave_ClassDef(self, node):
+            infos.append(self.analyzer.current_class)
+
+    Analyzer(lambda analyzer: [Keep(analyzer)]).walk(cst.parse_module(code))
+    [info] = infos
+    assert info.called_from_init() == {"__init__", "_setup", "_inner", "_table"}
+    assert info.returns_tensor("_table") and info.returns_tensor("_table", any_device=True)
+    assert not info.returns_tensor("_mask") and info.returns_tensor("_mask", any_device=True)
+    assert info.returns_tensor("_grid")  # through another method
+    assert not info.returns_tensor("_maybe", any_device=True)  # one return is unknown
+    assert not info.returns_tensor("forward")
