@@ -906,7 +906,7 @@ class UnregisteredTensorAttribute(Rule):
             # set again at run time from a value that is not fixed (`self.h = x.mean(0)`,
             # `self.grids[i] = grid`), not as a cache built once
             refreshed.update(a.name for a in cls.assignments if a.method not in init_time
-                             and not _is_fixed(info, a) and not a.built_once and not _is_constant(a.value))
+                             and not _is_fixed(cls, a) and not a.built_once and not _is_constant(a.value))
         reported: Set[str] = set()
         own_init_time = info.init_time_methods()
         # what __init__ runs: a tensor made there stays on its device, `device=` or not
