@@ -76,6 +76,39 @@ REPORTED = {
                                    [(7, 8)]),
     "a guard changes nothing": (
         module("if torch.cuda.is_available():\n    self.t = torch.ones(n)"), [(8, 12)]),
+    # made while the module is built, whatever device= it was made with: module.to() leaves it there
+    "device= given while built": (module("self.t = torch.ones(n, device=device)"), [(7, 8)]),
+    "**kwargs while built": (module("self.t = torch.ones(n, **kw)"), [(7, 8)]),
+    "device= given, then moved while built": (
+        module("self.t = torch.ones(n, device=device).to(device)"), [(7, 8)]),
+    "device= given in a helper __init__ calls": (
+        module("self._init_tables()", extra="def _init_tables(self):\n    self.t = torch.arange(3, device=device)"),
+        [(11, 8)]),
+    "returned by a helper __init__ calls": (
+        module("self.t = self._table(n)", extra="def _table(self, n):\n    return torch.arange(n)"), [(7, 8)]),
+    "returned by a helper, made with device= through a local": (
+        module("self.t = self._build(n, device)",
+               extra="def _build(self, n, d):\n    m = torch.ones(n, device=d)\n    return m"), [(7, 8)]),
+    "returned by a helper through another helper": (
+        module("self.t = self._a(n)",
+               extra="def _a(self, n):\n    return self._b(n)\ndef _b(self, n):\n    return torch.ones(n)"), [(7, 8)]),
+    "a local, then stored": (module("w = torch.randn(3)\nself.t = w"), [(8, 8)]),
+    "tuple of locals unpacked": (
+        module("a = torch.ones(n)\nb = torch.zeros(n, device=device)\nself.t, self.u = a, b",
+               "return x + self.t + self.u"), [(9, 8), (9, 16)]),
+    "torch.cat of a local": (module("a = torch.ones(n)\nself.t = torch.cat([a, a])"), [(8, 8)]),
+    "torch.stack": (module("self.t = torch.stack([torch.ones(n), torch.zeros(n)])"), [(7, 8)]),
+    "arithmetic of two tensors": (module("a = torch.ones(n)\nself.t = a * torch.zeros(n)"), [(8, 8)]),
+    "torch.Tensor of data": (module("self.t = torch.Tensor([1.0, 2.0])"), [(7, 8)]),
+    "torch.FloatTensor of data": (module("self.t = torch.FloatTensor([1.0, 2.0])"), [(7, 8)]),
+    "forward cache from a helper that makes it without a device": (
+        module("self.t = None", "if self.t is None:\n    self.t = self._make_mask(x.shape[0])\nreturn x @ self.t",
+               extra="def _make_mask(self, n):\n    return torch.triu(torch.ones(n, n))"), [(10, 12)]),
+    "set at every call from a helper that makes it without a device": (
+        module("self.t = None", "self.t = self._make_mask(x.shape[0])\nreturn x @ self.t",
+               extra="def _make_mask(self, n):\n    return torch.triu(torch.ones(n, n))"), [(9, 8)]),
+    "used as an index and in arithmetic": (module("self.t = torch.arange(n)", "return x[self.t] + self.t"), [(7, 8)]),
+    "a table indexed by the input": (module("self.t = torch.arange(n)", "return self.t[x]"), [(7, 8)]),
 }
 
 
@@ -98,8 +131,45 @@ NOT_REPORTED = {
     "parameter assigned later": module("self.t = torch.ones(n)\nself.t = nn.Parameter(self.t)"),
     "register_parameter": module("self.register_parameter('t', nn.Parameter(torch.ones(n)))"),
     "computed buffer names": module("for name in ('t',):\n    self.register_buffer(name, None)\nself.t = torch.ones(n)"),
-    "device= given": module("self.t = torch.ones(n, device=device)"),
-    "**kwargs": module("self.t = torch.ones(n, **kw)"),
+    "device= given at run time, at every call": module(
+        "self.t = None", "self.t = torch.ones(3, device=device)\nreturn x + self.t"),
+    "**kwargs at run time": module("self.t = None", "self.t = torch.ones(3, **kw)\nreturn x + self.t"),
+    "made while built, refreshed with the input's device": module(
+        "self.t = torch.zeros(n, device=device)", "self.t = torch.zeros(3, device=x.device)\nreturn x + self.t"),
+    "made while built, moved to the input's device in forward": module(
+        "self.t = torch.zeros(n, device=device)", "self.t = self.t.to(x.device)\nreturn x + self.t"),
+    "made with device= while built, read only then": module(
+        "self.t = torch.ones(n, device=device)\nself.w = nn.Parameter(self.t * 2)", "return x * self.w"),
+    "made with device= while built, read only for its shape": module(
+        "self.t = torch.ones(n, device=device)", "return x.view(self.t.shape)"),
+    "made with device=, in a module that moves its own tensors": module(
+        "self.t = torch.ones(n, device=device)",
+        extra="def _apply(self, fn, *args):\n    self.t = fn(self.t)\n    return super()._apply(fn, *args)"),
+    "made with device=, not a module": (
+        "import torch\nclass A:\n    def __init__(self, device):\n        self.t = torch.ones(3, device=device)\n"
+        "    def f(self, x):\n        return x + self.t\n"),
+    "parameter or buffer made with device=": module(
+        "self.t = nn.Parameter(torch.zeros(n, device=device))\n"
+        "self.register_buffer('u', torch.zeros(n, device=device))", "return x + self.t + self.u"),
+    # `_make_grid` is named like a builder, but forward runs it with the input's device
+    "helper named like a builder, run by forward with the input's device": module(
+        "pass", "self._make_grid(x)\nreturn x + self.t",
+        extra="def _make_grid(self, x):\n    self.t = torch.arange(3, device=x.device)"),
+    "helper returning to forward, moved to the input's device": module(
+        "self.t = None", "self.t = self._make_mask(3, x.device)\nreturn x + self.t",
+        extra="def _make_mask(self, n, d):\n    return torch.ones(n).to(d)"),
+    "forward cache from a helper given the input's device, rebuilt when the device changes": module(
+        "self.t = None", "if self.t is None or self.t.device != x.device:\n"
+        "    self.t = self._make_mask(3, x.device)\nreturn x + self.t",
+        extra="def _make_mask(self, n, d):\n    return torch.ones(n, device=d)"),
+    "helper returning a parameter": module(
+        "self.t = self._build(n)", extra="def _build(self, n):\n    return nn.Parameter(torch.ones(n))"),
+    "helper that may return something else": module(
+        "self.t = self._build(n)", extra="def _build(self, n):\n    if n:\n        return make(n)\n"
+        "    return torch.ones(n)"),
+    # a CPU index tensor indexes a tensor on any device
+    "lookup table used only to index": module(
+        "self.t = torch.arange(n)\nself.u = torch.tensor([0, 2], device=device)", "return x[:, self.t] * x[self.u[:1]]"),
     "moved to the input's device in forward": module(
         "self.t = None", "self.t = torch.ones(3).to(x.device)\nreturn x + self.t"),
     "cache rebuilt when the device changes": module(
@@ -237,3 +307,44 @@ def test_no_fix_where_register_buffer_would_not_do(code):
     [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
     assert not finding.fixable
     assert fixed(code) == code
+
+
+def test_fix_registers_a_buffer_made_with_device_while_built():
+    code = module("self.t = torch.zeros(n, device=device)")
+    assert fixed(code) == code.replace("self.t = torch.zeros(n, device=device)",
+                                       'self.register_buffer("t", torch.zeros(n, device=device), persistent=False)')
+
+
+def test_fix_registers_what_a_helper_returns():
+    code = module("self.t = self._table(n)", extra="def _table(self, n):\n    return torch.arange(n)")
+    assert fixed(code) == code.replace("self.t = self._table(n)",
+                                       'self.register_buffer("t", self._table(n), persistent=False)')
+
+
+def test_class_facts_record_returns_and_what_init_calls():
+    from flake8_torchdevice.analysis.walker import Analyzer
+    import libcst as cst
+
+    code = module("self._setup()\nself.t = self._table(n)", extra=(
+        "def _setup(self):\n    self._inner()\ndef _inner(self):\n    pass\n"
+        "def _table(self, n):\n    return torch.arange(n)\n"
+        "def _mask(self, n, d):\n    return torch.ones(n, device=d)\n"
+        "def _grid(self, x):\n    return self._table(x.shape[0])\n"
+        "def _maybe(self, n):\n    if n:\n        return make(n)\n    return torch.ones(n)"))
+    infos = []
+
+    class Keep:
+        def __init__(self, analyzer):
+            self.analyzer = analyzer
+
+        def leave_ClassDef(self, node):
+            infos.append(self.analyzer.current_class)
+
+    Analyzer(lambda analyzer: [Keep(analyzer)]).walk(cst.parse_module(code))
+    [info] = infos
+    assert info.called_from_init() == {"__init__", "_setup", "_inner", "_table"}
+    assert info.returns_tensor("_table") and info.returns_tensor("_table", any_device=True)
+    assert not info.returns_tensor("_mask") and info.returns_tensor("_mask", any_device=True)
+    assert info.returns_tensor("_grid")  # through another method
+    assert not info.returns_tensor("_maybe", any_device=True)  # one return is unknown
+    assert not info.returns_tensor("forward")

@@ -86,6 +86,20 @@ class AttributeAssignment:
     built_once: bool = False
     element: bool = False  # `self.<name>[k] = value`: one element of a container attribute
     statement: Optional[cst.CSTNode] = None  # the `Assign` (or `AnnAssign`) it is part of
+    # a tensor made here on any device, `device=` given or not (`is_fixed_tensor(value, any_device=True)`):
+    # made while the module is built, it stays there when the module moves
+    made_tensor: bool = False
+    helper: Optional[str] = None  # the value is `self.<helper>(...)`: what that method returns decides
+
+
+@dataclass
+class MethodReturn:
+    """`return value` in one of the class's methods (not in a function nested in it)."""
+
+    value: cst.BaseExpression
+    fixed_tensor: bool  # fixed as `forward` would see it (`ValueKinds.is_fixed_at_run_time`)
+    made_tensor: bool  # made here, on any device
+    helper: Optional[str] = None  # `return self.<helper>(...)`
 
 
 @dataclass
@@ -105,6 +119,8 @@ class ClassInfo:
     # methods that move the module or a part of it to a device: `self.to(device)`,
     # `self.fc = nn.Linear(2, 2).cuda(rank)`
     device_moves: Set[str] = field(default_factory=set)
+    # method -> what its `return` statements return
+    returns: Dict[str, List[MethodReturn]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -133,6 +149,44 @@ class ClassInfo:
             done.add(method)
             todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
         return done
+
+    def called_from_init(self) -> Set[str]:
+        """This class's `__init__` and the methods of the class it uses on `self`,
+        transitively; unlike `init_time_methods`, not the methods that are only named like
+        builders (`_make_grid` may well run in `forward`). (Only this class's own methods:
+        the fast path keeps a class whole from its own text alone.)"""
+        done: Set[str] = set()
+        todo = ["__init__"]
+        while todo:
+            method = todo.pop()
+            if method in done or method not in self.methods:
+                continue
+            done.add(method)
+            todo.extend(self.references.get(method, ()))
+        return done
+
+    def method_returns(self, method: str) -> List[MethodReturn]:
+        """What `self.<method>(...)` returns, when this class defines it. (Not a base class's
+        method: the fast path keeps a class whole from its own text alone.)"""
+        return self.returns.get(method, []) if method in self.methods else []
+
+    def returns_tensor(self, method: str, any_device: bool = False) -> bool:
+        """Does `self.<method>(...)` return a fixed-device tensor (or, with `any_device`, a
+        tensor made in it on any device), directly or through another such method?
+        Every `return` of a value must say so; a bare `return None` does not count."""
+        seen: Set[str] = set()
+
+        def returns(name: str) -> bool:
+            if name in seen:
+                return False
+            seen.add(name)
+            values = [r for r in self.method_returns(name)
+                      if not (isinstance(r.value, cst.Name) and r.value.value == "None")]
+            return bool(values) and all(
+                (r.made_tensor if any_device else r.fixed_tensor) or (r.helper is not None and returns(r.helper))
+                for r in values)
+
+        return returns(method)
 
     def is_registered(self, name: str) -> bool:
         """`nn.Module.__setattr__` treats `self.<name> = t` as a buffer or parameter update."""
@@ -240,8 +294,11 @@ class ClassFacts:
         info.reads.setdefault(name, []).append((method, self._moved_where_read(node)))
 
     def _read_as_python_data(self, node: cst.CSTNode) -> bool:
-        """`if self.x[i]:`, `while self.x.sum() > 0:`, `self.x.item()`, `self.x.shape[0]`."""
+        """`if self.x[i]:`, `while self.x.sum() > 0:`, `self.x.item()`, `self.x.shape[0]`;
+        and `x[self.idx]`, `x[:, self.idx[:n]]`: a CPU index tensor indexes a tensor on any
+        device (PyTorch moves it), so its device never matters either."""
         child, depth = node, 1
+        only_indexed = True  # no comparison, test or operation between the read and here
         while True:
             parent = self.ctx.parent(depth)
             if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is child:
@@ -249,7 +306,9 @@ class ClassFacts:
             if isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Comparison,
                                    cst.ComparisonTarget, cst.UnaryOperation, cst.BooleanOperation)):
                 if isinstance(parent, cst.Subscript) and parent.value is not child:
-                    return False
+                    return only_indexed  # an index of another value
+                if not isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index)):
+                    only_indexed = False
                 child, depth = parent, depth + 1
                 continue
             if isinstance(parent, cst.Attribute) and parent.value is child:
@@ -355,10 +414,31 @@ class ClassFacts:
         if _moved_to_a_device(value):
             info.device_moves.add(method[1])
         kinds = self.ctx.kinds
+        fixed = kinds.is_fixed_tensor(value)
         info.assignments.append(AttributeAssignment(name, method[1], target, value,  # type: ignore[arg-type]
-                                                    kinds.is_fixed_tensor(value), kinds.kind_of(value),
+                                                    fixed, kinds.kind_of(value),
                                                     built_once=self._under_once_test(name, method[2]),
-                                                    statement=statement))
+                                                    statement=statement,
+                                                    made_tensor=fixed or kinds.is_fixed_tensor(value, True),
+                                                    helper=self._self_method_call(value)))
+
+    def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:
+        """`m` of `self.m(...)`."""
+        if isinstance(value, cst.Call):
+            return self._self_attribute(value.func)
+        return None
+
+    def leave_Return(self, node: cst.Return) -> None:
+        method = self._method
+        if method is None or node.value is None:
+            return
+        info = method[0]
+        if info.methods.get(method[1]) is not self.ctx.current_function:
+            return  # a function nested in the method returns to someone else
+        kinds = self.ctx.kinds
+        fixed = kinds.is_fixed_at_run_time(node.value)
+        info.returns.setdefault(method[1], []).append(MethodReturn(
+            node.value, fixed, fixed or kinds.is_fixed_tensor(node.value, True), self._self_method_call(node.value)))
 
     def _under_once_test(self, name: str, self_name: str) -> bool:
         """Is the assignment under `if self.<name> is None:` / `if not hasattr(self, "<name>"):`

@@ -137,6 +137,7 @@ class ScopeKinds:
     tensor_uses: Set[str] = field(default_factory=set)  # names used with a tensor-only method
     batches: Set[str] = field(default_factory=set)  # `batch` of `for batch in loader:`
     fixed: Set[str] = field(default_factory=set)  # names bound to a fixed-device tensor
+    made: Set[str] = field(default_factory=set)  # names bound to a tensor made here, on any device
     loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
@@ -153,6 +154,7 @@ class ValueKinds:
         self.ctx = analyzer
         # (class, attribute) -> the kinds `self.<attribute> = ...` in the class's `__init__` assigned
         self.attributes: Dict[Tuple[str, str], List[Optional[str]]] = {}
+        self._run_time = False  # `is_fixed_at_run_time`: no method counts as construction time
 
     # ------------------------------------------------------------ queries
 
@@ -315,7 +317,7 @@ class ValueKinds:
 
     # ------------------------------------------------------------ fixed-device tensors
 
-    def is_fixed_tensor(self, node: cst.CSTNode) -> bool:
+    def is_fixed_tensor(self, node: cst.CSTNode, any_device: bool = False) -> bool:
         """A tensor whose device was fixed where it was made rather than taken from an
         input or a run-time device: a factory without `device=` (`torch.ones(3)`,
         `torch.tensor([...])`, `torch.from_numpy(a)`, `torch.FloatTensor(n)`), what
@@ -324,34 +326,50 @@ class ValueKinds:
         `.cuda()` or `.to("cuda")` (still one fixed device), or after `.to(device)` while
         a module is built, and lists or dicts of them. Not: `device=` given,
         `.to(device)` at run time, `.type_as(x)`, `x.new_zeros(...)`, 0-dim
-        `torch.tensor(2.0)`."""
+        `torch.tensor(2.0)`.
+
+        `any_device=True` asks instead whether the tensor is *made* here, whatever device
+        it was made on: a factory with `device=` or `**kwargs` counts too, and so does
+        any move of such a tensor. While a module is built that is what matters: a plain
+        attribute stays on the device it was made on when the module moves later."""
         if isinstance(node, cst.Name):
             scope = self._binding_scope(node.value)
             kinds = scope.notes.get("kinds") if scope is not None else None
-            return kinds is not None and node.value in kinds.fixed
+            return kinds is not None and node.value in (kinds.made if any_device else kinds.fixed)
         if isinstance(node, cst.Attribute):
-            return node.attr.value in TENSOR_ATTRIBUTES and self.is_fixed_tensor(node.value)
+            return node.attr.value in TENSOR_ATTRIBUTES and self.is_fixed_tensor(node.value, any_device)
         if isinstance(node, cst.Subscript):
-            return self.is_fixed_tensor(node.value)
+            return self.is_fixed_tensor(node.value, any_device)
         if isinstance(node, cst.UnaryOperation):
-            return self.is_fixed_tensor(node.expression)
+            return self.is_fixed_tensor(node.expression, any_device)
         if isinstance(node, cst.IfExp):
-            return self.is_fixed_tensor(node.body) or self.is_fixed_tensor(node.orelse)
+            return self.is_fixed_tensor(node.body, any_device) or self.is_fixed_tensor(node.orelse, any_device)
         if isinstance(node, cst.BinaryOperation):
-            return self._only_fixed_tensors([node.left, node.right])
+            return self._only_fixed_tensors([node.left, node.right], any_device)
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            return any(self.is_fixed_tensor(e.value) for e in node.elements)
+            return any(self.is_fixed_tensor(e.value, any_device) for e in node.elements)
         if isinstance(node, cst.Dict):
-            return any(isinstance(e, cst.DictElement) and self.is_fixed_tensor(e.value) for e in node.elements)
+            return any(isinstance(e, cst.DictElement) and self.is_fixed_tensor(e.value, any_device)
+                       for e in node.elements)
         if isinstance(node, (cst.ListComp, cst.SetComp)):
-            return self.is_fixed_tensor(node.elt)
+            return self.is_fixed_tensor(node.elt, any_device)
         if isinstance(node, cst.DictComp):
-            return self.is_fixed_tensor(node.value)
+            return self.is_fixed_tensor(node.value, any_device)
         if isinstance(node, cst.Call):
-            return self._call_is_fixed(node)
+            return self._call_is_fixed(node, any_device)
         return False
 
-    def _only_fixed_tensors(self, operands) -> bool:
+    def is_fixed_at_run_time(self, node: cst.CSTNode) -> bool:
+        """`is_fixed_tensor` as if the code ran after the module was built, whatever the
+        enclosing method is called: what a helper returns to `forward` (`_make_mask`
+        reads like a builder, but a `.to(device)` in it follows its caller's device)."""
+        self._run_time = True
+        try:
+            return self.is_fixed_tensor(node)
+        finally:
+            self._run_time = False
+
+    def _only_fixed_tensors(self, operands, any_device: bool = False) -> bool:
         """Some operand is a fixed-device tensor and none is a tensor from elsewhere."""
         values = []
         for operand in operands:
@@ -359,16 +377,16 @@ class ValueKinds:
                 values.extend(element.value for element in operand.elements)
             else:
                 values.append(operand)
-        fixed = [self.is_fixed_tensor(value) for value in values]
+        fixed = [self.is_fixed_tensor(value, any_device) for value in values]
         return any(fixed) and not any(not f and self.kind_of(v) == TENSOR for v, f in zip(values, fixed))
 
-    def _call_is_fixed(self, call: cst.Call) -> bool:
+    def _call_is_fixed(self, call: cst.Call, any_device: bool = False) -> bool:
         qualified = self.ctx.resolve(call.func)
         if qualified is not None:
             head, _, last = qualified.rpartition(".")
             if head != "torch" and head != "torch.nn.functional":
                 return False
-            if keyword(call, "device") is not None or has_star_kwargs(call):
+            if not any_device and (keyword(call, "device") is not None or has_star_kwargs(call)):
                 return False
             if last in FACTORIES:
                 # construction-time arguments are Python data; elsewhere a parameter may be a tensor
@@ -377,14 +395,18 @@ class ValueKinds:
             if head == "torch" and (last in ("from_numpy", "frombuffer") or last in LEGACY_TENSOR_TYPES):
                 return True
             if last.endswith("_like"):
-                return bool(call.args) and self.is_fixed_tensor(call.args[0].value)
+                return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)
             if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS:
-                return self._only_fixed_tensors([a.value for a in call.args if a.keyword is None])
+                return self._only_fixed_tensors([a.value for a in call.args if a.keyword is None], any_device)
             return False
         if not isinstance(call.func, cst.Attribute):
             return False
         method, receiver = call.func.attr.value, call.func.value
-        if method in NOT_TENSOR_METHODS or method == "type_as" or method.startswith("new_"):
+        if method in NOT_TENSOR_METHODS or method.startswith("new_"):
+            return False
+        if any_device:
+            return self.is_fixed_tensor(receiver, True)  # moved or not, made here
+        if method == "type_as":
             return False
         if method == "to":
             target = call.args[0].value if positional_args(call) else None
@@ -402,7 +424,7 @@ class ValueKinds:
     def _in_construction(self) -> bool:
         """In `__init__` or a method that builds the module: arguments are Python data."""
         function, info = self.ctx.current_function, self.ctx.current_class
-        if function is None or info is None:
+        if function is None or info is None or self._run_time:
             return False
         return info.is_init_time(function.name.value)
 
@@ -426,7 +448,7 @@ class ValueKinds:
 
     # ------------------------------------------------------------ the walk
 
-    def bind(self, target: cst.CSTNode, kind: Optional[str], fixed: bool = False) -> None:
+    def bind(self, target: cst.CSTNode, kind: Optional[str], fixed: bool = False, made: bool = False) -> None:
         facts = self.facts()
         if isinstance(target, cst.Name):
             facts.names[target.value] = kind
@@ -443,6 +465,10 @@ class ValueKinds:
                 facts.fixed.add(target.value)
             else:
                 facts.fixed.discard(target.value)
+            if made or fixed:
+                facts.made.add(target.value)
+            else:
+                facts.made.discard(target.value)
             if kind == MODULE:
                 facts.tensor_uses.discard(target.value)
         elif isinstance(target, cst.Attribute):
@@ -466,7 +492,12 @@ class ValueKinds:
 
     def _bind_value(self, target: cst.CSTNode, value: cst.CSTNode) -> None:
         kind = self._assigned_kind(target, value)
-        self.bind(target, kind, isinstance(target, cst.Name) and self.is_fixed_tensor(value))
+        fixed = made = False
+        if isinstance(target, cst.Name):
+            fixed = self.is_fixed_tensor(value)
+            # made on some device: only methods of classes ask (what a module keeps)
+            made = fixed or (self.ctx.current_class is not None and self.is_fixed_tensor(value, True))
+        self.bind(target, kind, fixed, made)
         if not isinstance(value, cst.Call) or kind is not None:
             return
         facts = self.facts()

@@ -700,21 +700,29 @@ class UnregisteredTensorAttribute(Rule):
     ## What it does
     Reports `self.<name> = <tensor>` in a method of an `nn.Module` subclass (found
     through its base classes, also those defined earlier in the file, `nn.Module`,
-    `nn.Sequential`, `pl.LightningModule`, ...) when the tensor's device was fixed where
-    it was made and `<name>` is neither a registered buffer nor a parameter:
-    - in `__init__` and the helpers it calls on `self` (`self._build()`);
-    - caches set later, in `forward` or any other method
-      (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`);
-    - caches that `forward` builds once (under `if self.mask is None:`,
+    `nn.Sequential`, `pl.LightningModule`, ...) when `<name>` is neither a registered
+    buffer nor a parameter and the tensor is:
+    - made in `__init__` or a method of the class that `__init__` calls on `self`
+      (`self._init_tables()`), whatever `device=` it was made with: `device=device` or
+      `.to(device)` while the module is built puts it there once, and a later
+      `module.to(...)` leaves it behind; also what such a method returns
+      (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`);
+    - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
+      caches set in `forward` (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`,
+      or `self.mask = self._make_mask(n)` where `_make_mask` makes it without a device);
+      methods only named like builders (`_build_anchors`) count here too;
+    - a cache that `forward` builds once (under `if self.mask is None:`,
       `if not hasattr(self, "mask"):`, with no device check), even with
-      `device=x.device`: they keep the device of the first call, and a model run once on
+      `device=x.device`: it keeps the device of the first call, and a model run once on
       the CPU (a dry run, a summary) and then moved keeps a CPU mask.
 
-    The value is followed: tensor factories without `device=` (`torch.ones`,
-    `torch.tensor([...])`, `torch.tensor(values)`), `torch.from_numpy(...)`, legacy
-    constructors (`torch.FloatTensor(n)`), what ops, arithmetic and method chains make
-    of them (`torch.arange(n).float()[None]`, `pe.unsqueeze(0)` of a local built that
-    way), also after `.cuda()` (one fixed GPU), and lists or dicts of such tensors.
+    The value is followed: tensor factories (`torch.ones`, `torch.tensor([...])`,
+    `torch.tensor(values)`), `torch.from_numpy(...)`, legacy constructors
+    (`torch.Tensor([...])`, `torch.FloatTensor(n)`), what ops, arithmetic and method
+    chains make of them (`torch.cat([a, a])`, `a * b`, `torch.arange(n).float()[None]`),
+    through locals (`w = torch.randn(3); self.w = w`, `self.a, self.b = a, b`), through
+    the class's own methods that return them (also through each other), and lists or
+    dicts of such tensors.
 
     The finding is at the assignment's target (`self.<name>`), once per attribute, at
     its first such assignment in the class.
@@ -757,12 +765,15 @@ class UnregisteredTensorAttribute(Rule):
       (`register_buffer("name", ...)` anywhere in the class or a base class in the
       file, `self._buffers["name"] = ...`) or a parameter (`self.w = nn.Parameter(...)`,
       `register_parameter`); assigning a tensor to a buffer's name updates the buffer.
-    - The tensor follows a run-time device: `device=` given (`device=x.device` in a
-      cache rebuilt when it does not fit: `if self.mask is None or self.mask.device != x.device:`),
-      `**kwargs`, `.to(x.device)` or `.to(x)` in `forward`, `.type_as(x)`,
-      `x.new_zeros(...)`, `torch.zeros_like(x)`, a tensor computed from the input.
-      (`.to(device)` while the module is built does not count: the tensor stays on that
-      device when the module is moved, and DataParallel replicas do not copy it.)
+    - The tensor follows a run-time device, outside `__init__` and what it calls:
+      `device=x.device` in a cache made at every call or rebuilt when it does not fit
+      (`if self.mask is None or self.mask.device != x.device:`), `**kwargs`,
+      `.to(x.device)` or `.to(x)` in `forward`, `.type_as(x)`, `x.new_zeros(...)`,
+      `torch.zeros_like(x)`, a tensor computed from the input; also what a method returns
+      to `forward` that way, even one named like a builder (`self._make_grid(x)`).
+      (`device=` and `.to(device)` while the module is built do not count: the tensor
+      stays on that device when the module is moved, and DataParallel replicas do not
+      copy it.)
     - The attribute is moved where it is used (`self.pe.to(x.device)`,
       `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
       refreshed at run time with a tensor that is not fixed (also element by element:
@@ -772,12 +783,16 @@ class UnregisteredTensorAttribute(Rule):
     - The attribute is never read outside construction time (`__init__` and the methods
       it calls or that say they build: `_build_*`, `reset_parameters`, ...) or outside
       methods that save, load or show it (`save_weights`, `export`, `__repr__`), or is
-      read only as Python data (`if self.table[i]:`, `self.t.item()`, `self.t.shape`),
-      so its device never meets the input.
+      read only as Python data (`if self.table[i]:`, `self.t.item()`, `self.t.shape`)
+      or only as an index (`x[:, self.idx]`: a CPU index tensor indexes a tensor on any
+      device), so its device never meets the input.
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
       `torch.tensor(2.0)`, `torch.Size`, dtypes, generators.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
       (for a class that registers computed names nothing is reported).
+    - Not followed: methods defined in a base class (only the class's own `__init__`
+      helpers and returning methods count), `x.new_zeros(...)`/`torch.zeros_like(...)`
+      in `__init__`, and a helper's result kept in a local before it is stored.
 
     CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
 
@@ -800,7 +815,7 @@ class UnregisteredTensorAttribute(Rule):
     code = "TDV202"
     name = "unregistered-tensor-attribute"
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
-    triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b"
+    triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
                 r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b")
 
     VALID = [
@@ -814,6 +829,10 @@ class UnregisteredTensorAttribute(Rule):
         "            self.mask = torch.ones(x.shape[0], device=x.device)\n        return x * self.mask\n",
         "import torch\nclass Sampler:\n    def __init__(self):\n        self.weights = torch.ones(10)\n"
         "    def sample(self, n):\n        return torch.multinomial(self.weights, n)\n",
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.order = torch.randperm(n)\n"
+        "    def forward(self, x):\n        pos = torch.arange(x.shape[1], device=x.device)\n"
+        "        self.pos = pos\n        return x[:, self.order] + self.pos\n",
     ]
     INVALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, n, d):\n"
@@ -822,29 +841,52 @@ class UnregisteredTensorAttribute(Rule):
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
         "        n = x.shape[0]\n        if getattr(self, 'mask', None) is None:\n"
         "            self.mask = torch.triu(torch.ones(n, n))  # expect: TDV202\n        return x @ self.mask\n",
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, n, device):\n"
+        "        super().__init__()\n        self.scale = torch.full((n,), 0.5, device=device)  # expect: TDV202\n"
+        "        self.table = self._make_table(n)  # expect: TDV202\n"
+        "    def _make_table(self, n):\n        table = torch.arange(n)\n        return table.float() / n\n"
+        "    def forward(self, x):\n        return x * self.scale + self.table\n",
     ]
 
     @staticmethod
     def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset(),
                     text_of: Callable[[ast.AST], str] = ast.unparse) -> bool:
         """Fast path: can this class hold a finding? A method assigns `self.<name>` a value
-        made (maybe through locals) from a tensor factory without `device=` that is not
-        handed straight to `nn.Parameter(...)`/`register_buffer(...)` (timm's
-        `nn.Parameter(torch.zeros(...))`) nor only iterated (`[x.item() for x in
-        torch.linspace(...)]`); or `forward` builds a cache once (`if self.mask is None:
-        self.mask = ...`). A superset of what the rule reports: fast == full.
+        made (maybe through locals, or by a method it calls that returns one) from a
+        tensor factory that is not handed straight to `nn.Parameter(...)`/`register_buffer(...)`
+        (timm's `nn.Parameter(torch.zeros(...))`) nor only iterated (`[x.item() for x in
+        torch.linspace(...)]`): without `device=` anywhere, with any `device=` in
+        `__init__` and the methods it calls; or `forward` builds a cache once
+        (`if self.mask is None: self.mask = ...`). A superset of what the rule reports:
+        fast == full.
 
         `text_of(node)` is a definition's source text: a method whose text names no
         factory (nor `is`, `hasattr`, `getattr` for a cache) is not walked."""
+        methods = {}
         for method in node.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name in ("forward", "__call__") \
-                    and _CACHE_WORDS.search(text_of(method)) and _builds_cache_once(method):
-                return True
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                methods[method.name] = method
+                if method.name in ("forward", "__call__") and _CACHE_WORDS.search(text_of(method)) \
+                        and _builds_cache_once(method):
+                    return True
         factory_words = _class_trigger_words(aliases)
         if not factory_words.search(text_of(node)):
             return False
+        built = _ast_called_from_init(methods)
+        # methods that return a tensor they make (on any device), also through each other
+        helpers: Set[str] = set()
+        candidates = [m for m in methods.values() if factory_words.search(text_of(m))]
+        while candidates:
+            found = [m for m in candidates if _new_tensor_uses(m, aliases, True, helpers)[1]]
+            helpers.update(m.name for m in found)
+            if not found:
+                break
+            words = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\b")
+            candidates = [m for m in methods.values() if m.name not in helpers and words.search(text_of(m))]
+        words = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\b") if helpers else None
         return any(isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and factory_words.search(text_of(function)) and _assigns_new_tensor(function, aliases)
+                   and (factory_words.search(text_of(function)) or (words and words.search(text_of(function))))
+                   and _new_tensor_uses(function, aliases, function.name in built, helpers)[0]
                    for function in ast_definitions(node))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -863,18 +905,22 @@ class UnregisteredTensorAttribute(Rule):
                     moved for method, moved in reads if method not in init_time)
             # set again at run time from a value that is not fixed (`self.h = x.mean(0)`,
             # `self.grids[i] = grid`), not as a cache built once
-            refreshed.update(a.name for a in cls.assignments if a.method not in init_time and not a.fixed_tensor
-                             and not a.built_once and not _is_constant(a.value))
+            refreshed.update(a.name for a in cls.assignments if a.method not in init_time
+                             and not _is_fixed(cls, a) and not a.built_once and not _is_constant(a.value))
         reported: Set[str] = set()
         own_init_time = info.init_time_methods()
+        # what __init__ runs: a tensor made there stays on its device, `device=` or not
+        built = info.called_from_init()
         for assignment in info.assignments:
             name = assignment.name
+            if assignment.element or name in reported or name in refreshed:
+                continue
             # a cache from the input's device goes stale only when forward builds it once
             # (not a one-off such as RepVGG's reparameterisation helpers)
-            stale = assignment.fixed_tensor or (assignment.built_once and assignment.kind == TENSOR
-                                                and assignment.method in ("forward", "__call__"))
-            if not stale or assignment.element or name in reported or name in refreshed \
-                    or info.is_registered(name) or _is_repeated_placeholder(assignment.value):
+            stale = _is_fixed(info, assignment) or (assignment.method in built and _is_made(info, assignment)) or (
+                assignment.built_once and assignment.method in ("forward", "__call__")
+                and (assignment.kind == TENSOR or _is_made(info, assignment)))
+            if not stale or info.is_registered(name) or _is_repeated_placeholder(assignment.value):
                 continue
             reads = run_time_reads.get(name, [])
             if not reads or any(reads):
@@ -950,22 +996,47 @@ def _builds_cache_once(function: ast.AST) -> bool:
     return False
 
 
-def _assigns_new_tensor(function: ast.AST, aliases: FrozenSet[str]) -> bool:
-    """Does `function` assign an attribute a value built from a factory call without
-    `device=`, directly or through local names?"""
+def _ast_called_from_init(methods: Dict[str, ast.AST]) -> Set[str]:
+    """`__init__` and the methods of the class it uses on `self`, transitively (as
+    `ClassInfo.called_from_init`, for the fast path)."""
+    done: Set[str] = set()
+    todo = ["__init__"]
+    while todo:
+        name = todo.pop()
+        method = methods.get(name)
+        if name in done or method is None:
+            continue
+        done.add(name)
+        params = method.args.posonlyargs + method.args.args  # type: ignore[attr-defined]
+        if not params:
+            continue
+        self_name = params[0].arg
+        todo.extend(sub.attr for sub in ast.walk(method) if isinstance(sub, ast.Attribute)
+                    and isinstance(sub.value, ast.Name) and sub.value.id == self_name and sub.attr in methods)
+    return done
+
+
+def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: bool,
+                     helpers: Set[str]) -> Tuple[bool, bool]:
+    """Does `function` (1) assign an attribute, (2) return a value built from a factory
+    call (without `device=`, unless `any_device`) or from a call of one of `helpers`
+    (`self._make_mask(n)`), directly or through local names?"""
     nodes = list(ast.walk(function))
     assigns = [sub for sub in nodes if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None]
-    if not any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) for sub in assigns for t in _ast_targets(sub)):
-        return False
+    returns = [sub.value for sub in nodes if isinstance(sub, ast.Return) and sub.value is not None]
+    stores = any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) for sub in assigns for t in _ast_targets(sub))
+    if not stores and not returns:
+        return False, False
     calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
     # arguments of registration, and iterables of comprehensions, never end up on self as a new tensor
     excluded = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
     excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
-    factories = {id(call) for call in calls
-                 if (_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
-                 and id(call) not in excluded and not any(k.arg in ("device", None) for k in call.keywords)}
+    factories = {id(call) for call in calls if id(call) not in excluded and (
+        ((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
+         and (any_device or not any(k.arg in ("device", None) for k in call.keywords)))
+        or (isinstance(call.func, ast.Attribute) and call.func.attr in helpers))}
     if not factories:
-        return False
+        return False, False
     tainted: Set[str] = set()
 
     def made_from_factory(value: ast.AST) -> bool:
@@ -980,8 +1051,9 @@ def _assigns_new_tensor(function: ast.AST, aliases: FrozenSet[str]) -> bool:
             if names - tainted and made_from_factory(sub.value):
                 tainted |= names
                 changed = True
-    return any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) and made_from_factory(sub.value)
-               for sub in assigns for t in _ast_targets(sub))
+    stored = stores and any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) and made_from_factory(sub.value)
+                            for sub in assigns for t in _ast_targets(sub))
+    return stored, any(made_from_factory(value) for value in returns)
 
 
 def _ast_targets(statement: ast.AST) -> list:
@@ -991,6 +1063,18 @@ def _ast_targets(statement: ast.AST) -> list:
 def _ast_callee(call: ast.Call) -> Optional[str]:
     func = call.func
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _is_fixed(info: ClassInfo, assignment: AttributeAssignment) -> bool:
+    """A tensor on the device fixed where it was made: the value itself, or what the
+    method it calls on `self` returns (`self.mask = self._make_mask(n)`)."""
+    return assignment.fixed_tensor or (assignment.helper is not None and info.returns_tensor(assignment.helper))
+
+
+def _is_made(info: ClassInfo, assignment: AttributeAssignment) -> bool:
+    """A tensor made there (or by the method it calls on `self`), on any device."""
+    return assignment.made_tensor or (
+        assignment.helper is not None and info.returns_tensor(assignment.helper, any_device=True))
 
 
 def _is_container(node: cst.CSTNode) -> bool:
