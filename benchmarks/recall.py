@@ -9,6 +9,12 @@ commits that exist only there). For each row the file is linted as it was before
 commit and after it, alone, with the default rules plus TDV9: the bug is caught when a
 finding of that code lies within two lines of a line holding the needle before the fix.
 Prints the recall per code, and with --list every row.
+
+With --project DIR the file is linted in its project, as flake8 sees it in a checkout:
+the repository's Python files as they were before the commit are written under
+DIR/<name>-<commit> (once; reused later), and the file is linted at its path there, so
+the project index (flake8_torchdevice/analysis/project.py) can read the files it
+imports. Without it each file is linted alone, as text.
 """
 
 from __future__ import annotations
@@ -47,6 +53,26 @@ def findings(source: str, path: str) -> List[Finding]:
         return []
 
 
+def project_tree(clone: str, revision: str, root: str) -> Optional[str]:
+    """The repository's .py files at `revision`, written under `root` once."""
+    if os.path.isdir(root):
+        return root
+    listing = subprocess.run(["git", "-C", clone, "ls-tree", "-r", "--name-only", revision],
+                             capture_output=True, text=True)
+    if listing.returncode != 0:
+        return None
+    for name in listing.stdout.splitlines():
+        if not name.endswith(".py"):
+            continue
+        text = subprocess.run(["git", "-C", clone, "show", f"{revision}:{name}"], capture_output=True).stdout
+        target = os.path.join(root, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as out:
+            out.write(text)
+    open(os.path.join(root, ".git"), "w").close()  # the project's root, as in a checkout
+    return root
+
+
 def caught(source: str, path: str, code: str, needle: str) -> bool:
     needles = needle.split("|")
     sites = [number for number, line in enumerate(source.split("\n"), 1)
@@ -58,6 +84,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("clones", metavar="DIR", help="folder of git clones, one per repository (DIR/<name>)")
     parser.add_argument("--list", action="store_true", help="print every row with its verdict")
+    parser.add_argument("--project", metavar="DIR", help="lint each file inside its repository's tree (kept in DIR)")
     parser.add_argument("--commits", default=FIX_COMMITS, metavar="PATH",
                         help="table of fix commits to read (default: benchmarks/fix_commits.tsv)")
     args = parser.parse_args(argv)
@@ -71,7 +98,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{repo} {commit[:9]}: not in {clone}", file=sys.stderr)
             continue
         total[code] += 1
-        hit = caught(before, before_path, code, needle)
+        lint_path = before_path
+        if args.project:
+            tree = project_tree(clone, f"{commit}^", os.path.join(args.project, f"{clone.rstrip('/').rsplit('/', 1)[-1]}-{commit[:9]}"))
+            lint_path = os.path.join(tree, before_path) if tree else before_path
+        hit = caught(before, lint_path, code, needle)
         found[code] += hit
         if args.list:
             print(f"{'caught' if hit else 'MISSED'}  {code}  {repo} {commit[:9]} {before_path}: {note}")

@@ -24,6 +24,10 @@ def module(init: str, forward: str = "return x + self.t", extra: str = "", bases
 
 
 REPORTED = {
+    # nflows: assigning a plain tensor to a name that is a parameter raises, so the two
+    # assignments are exclusive and the plain one is left behind by module.to()
+    "parameter in one branch, plain tensor in the other": (
+        module("if n:\n    self.t = nn.Parameter(torch.ones(n))\nelse:\n    self.t = torch.ones(3)"), [(10, 12)]),
     "factory in __init__": (module("self.t = torch.zeros(n)"), [(7, 8)]),
     "torch.tensor of a list parameter": (module("self.t = torch.tensor(values)"), [(7, 8)]),
     "literal data": (module("self.t = torch.tensor([0.5, 0.25])"), [(7, 8)]),

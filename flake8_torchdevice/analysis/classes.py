@@ -189,8 +189,21 @@ class ClassInfo:
         return returns(method)
 
     def is_registered(self, name: str) -> bool:
-        """`nn.Module.__setattr__` treats `self.<name> = t` as a buffer or parameter update."""
-        return any(name in info.buffers or name in info.parameters for info in self.lineage())
+        """`nn.Module.__setattr__` treats `self.<name> = t` as a buffer update. Not so for
+        a parameter: assigning it a plain tensor raises, so a plain tensor assigned to a
+        name that another branch makes an `nn.Parameter` (`if learn: self.t =
+        nn.Parameter(t) else: self.t = t`) is a plain attribute."""
+        return any(name in info.buffers for info in self.lineage())
+
+    def is_registered_at(self, assignment: AttributeAssignment) -> bool:
+        """`self.<name> = t` updates a buffer, or `t` becomes a parameter by a later
+        assignment (`self.t = nn.Parameter(self.t)`)."""
+        if self.is_registered(assignment.name):
+            return True
+        index = next(i for i, a in enumerate(self.assignments) if a is assignment)
+        return any(a.name == assignment.name and isinstance(a.value, cst.Call)
+                   and last_identifier(a.value.func) in REGISTERING_CONSTRUCTORS
+                   for a in self.assignments[index + 1:])
 
     def is_init_time(self, method: str) -> bool:
         """Does `method` run while the module is built (as far as the walk has seen)?"""

@@ -920,7 +920,7 @@ class UnregisteredTensorAttribute(Rule):
             stale = _is_fixed(info, assignment) or (assignment.method in built and _is_made(info, assignment)) or (
                 assignment.built_once and assignment.method in ("forward", "__call__")
                 and (assignment.kind == TENSOR or _is_made(info, assignment)))
-            if not stale or info.is_registered(name) or _is_repeated_placeholder(assignment.value):
+            if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value):
                 continue
             reads = run_time_reads.get(name, [])
             if not reads or any(reads):
