@@ -90,6 +90,7 @@ class AttributeAssignment:
     # made while the module is built, it stays there when the module moves
     made_tensor: bool = False
     helper: Optional[str] = None  # the value is `self.<helper>(...)`: what that method returns decides
+    order: int = 0  # when the walk saw it, among the class's reads and assignments (after its value's reads)
 
 
 @dataclass
@@ -114,8 +115,8 @@ class ClassInfo:
     registers_computed_names: bool = False  # register_buffer(name, ...) with a name we cannot read
     # method -> the self.<name> it mentions (`self._build()`, `self.apply(self._init_weights)`)
     references: Dict[str, Set[str]] = field(default_factory=dict)
-    # attribute -> (method, moved) for every read of self.<attribute>
-    reads: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict)
+    # attribute -> (method, moved, order) for every read of self.<attribute>
+    reads: Dict[str, List[Tuple[str, bool, int]]] = field(default_factory=dict)
     # methods that move the module or a part of it to a device: `self.to(device)`,
     # `self.fc = nn.Linear(2, 2).cuda(rank)`
     device_moves: Set[str] = field(default_factory=set)
@@ -248,6 +249,7 @@ class ClassFacts:
         self.by_name: Dict[str, ClassInfo] = {}
         # per function being walked: (class, method, name of self) or None outside methods
         self._methods: List[Optional[Tuple[ClassInfo, str, str]]] = []
+        self._order = 0  # counts reads and assignments of `self.<name>`, in walk order
 
     def new_class(self, node: cst.ClassDef, module_classes: Set[str]) -> ClassInfo:
         is_module = class_is_module(node, self.ctx.resolve, module_classes,
@@ -257,6 +259,10 @@ class ClassFacts:
                       if name in self.by_name]
         self.by_name[info.name] = info
         return info
+
+    def _next_order(self) -> int:
+        self._order += 1
+        return self._order
 
     @property
     def _method(self) -> Optional[Tuple[ClassInfo, str, str]]:
@@ -304,7 +310,7 @@ class ClassFacts:
             return  # save_weights, export: the value goes to a file, not into a computation
         if self._read_as_python_data(node):
             return  # `if self.x[i]:`, `self.x.item()`, `self.x.shape`: its device never matters
-        info.reads.setdefault(name, []).append((method, self._moved_where_read(node)))
+        info.reads.setdefault(name, []).append((method, self._moved_where_read(node), self._next_order()))
 
     def _read_as_python_data(self, node: cst.CSTNode) -> bool:
         """`if self.x[i]:`, `while self.x.sum() > 0:`, `self.x.item()`, `self.x.shape[0]`;
@@ -409,7 +415,7 @@ class ClassFacts:
             kinds = self.ctx.kinds
             info.assignments.append(AttributeAssignment(  # type: ignore[arg-type]
                 name, method[1], target.value, value, kinds.is_fixed_tensor(value), kinds.kind_of(value),
-                element=True))
+                element=True, order=self._next_order()))
             return
         if isinstance(target, cst.Subscript) and dotted_name(target.value) == f"{method[2]}._buffers":
             element = target.slice[0].slice if len(target.slice) == 1 else None
@@ -433,7 +439,8 @@ class ClassFacts:
                                                     built_once=self._under_once_test(name, method[2]),
                                                     statement=statement,
                                                     made_tensor=fixed or kinds.is_fixed_tensor(value, True),
-                                                    helper=self._self_method_call(value)))
+                                                    helper=self._self_method_call(value),
+                                                    order=self._next_order()))
 
     def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:
         """`m` of `self.m(...)`."""

@@ -896,24 +896,14 @@ class UnregisteredTensorAttribute(Rule):
         lineage = info.lineage()
         if any(cls.registers_computed_names for cls in lineage):
             return
-        run_time_reads: Dict[str, List[bool]] = {}
-        refreshed: Set[str] = set()
-        for cls in lineage:
-            init_time = cls.init_time_methods()
-            for attribute, reads in cls.reads.items():
-                run_time_reads.setdefault(attribute, []).extend(
-                    moved for method, moved in reads if method not in init_time)
-            # set again at run time from a value that is not fixed (`self.h = x.mean(0)`,
-            # `self.grids[i] = grid`), not as a cache built once
-            refreshed.update(a.name for a in cls.assignments if a.method not in init_time
-                             and not _is_fixed(cls, a) and not a.built_once and not _is_constant(a.value))
+        left_stale = self._left_stale(lineage)
         reported: Set[str] = set()
         own_init_time = info.init_time_methods()
         # what __init__ runs: a tensor made there stays on its device, `device=` or not
         built = info.called_from_init()
         for assignment in info.assignments:
             name = assignment.name
-            if assignment.element or name in reported or name in refreshed:
+            if assignment.element or name in reported or name not in left_stale:
                 continue
             # a cache from the input's device goes stale only when forward builds it once
             # (not a one-off such as RepVGG's reparameterisation helpers)
@@ -922,12 +912,40 @@ class UnregisteredTensorAttribute(Rule):
                 and (assignment.kind == TENSOR or _is_made(info, assignment)))
             if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value):
                 continue
-            reads = run_time_reads.get(name, [])
-            if not reads or any(reads):
-                continue  # never read at run time, or moved where it is read
             reported.add(name)
             self.report(assignment.target, self._message(name, assignment.value),
                         fix=self._fix(info, assignment, own_init_time))
+
+    @staticmethod
+    def _left_stale(lineage: List[ClassInfo]) -> Set[str]:
+        """The attributes some run-time read may find as they were made: a read that is
+        not moved where it happens (`self.pe.to(x.device)`) nor preceded, in its method,
+        by a new run-time value (`self.pe = self.pe.to(x.device)` then `self.pe[:n]`).
+        A run-time method that sets a new value without reading the old one (a
+        `reset_state` making `self.h = x.new_zeros(...)`) is taken to run first.
+        Not stale: wenet's `position_encoding` reads the table that only `forward`
+        moves; xLSTM's `forward` reads its state before it sets the next one."""
+        reads: Dict[str, List[Tuple[str, bool, int]]] = {}
+        refreshes: Dict[Tuple[str, str], int] = {}  # (name, method) -> first run-time refresh
+        for cls in lineage:
+            init_time = cls.init_time_methods()
+            for attribute, entries in cls.reads.items():
+                reads.setdefault(attribute, []).extend(e for e in entries if e[0] not in init_time)
+            for a in cls.assignments:
+                if a.method not in init_time and not _is_fixed(cls, a) and not a.built_once \
+                        and not _is_constant(a.value):
+                    key = (a.name, a.method)
+                    refreshes[key] = min(refreshes.get(key, a.order), a.order)
+        stale: Set[str] = set()
+        for name, entries in reads.items():
+            resets = [(method, order) for (refreshed, method), order in refreshes.items() if refreshed == name
+                      and not any(m == method and o < order for m, _, o in entries)]
+            if resets:
+                continue  # a run-time method sets it afresh (assumed to run first)
+            if any(not moved and order < refreshes.get((name, method), order + 1)
+                   for method, moved, order in entries):
+                stale.add(name)
+        return stale
 
     @staticmethod
     def _fix(info: ClassInfo, assignment: AttributeAssignment, init_time: Set[str]) -> Optional[Fix]:
