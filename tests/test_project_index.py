@@ -194,3 +194,20 @@ def test_a_helper_that_does_not_save_proves_nothing(tmp_path):
     write(tmp_path, {"utils/__init__.py": "", "utils/tools.py": SAVER.replace("torch.save", "print"),
                      "exp/train.py": TRAIN})
     assert findings(tmp_path / "exp/train.py") == [(9, 26, "TDV301"), (10, 11, "TDV301")]
+
+
+def test_language_server_and_notebooks_see_the_project(tmp_path):
+    from flake8_torchdevice.lsp import lint_document
+    from flake8_torchdevice.notebook import lint_notebook_text
+    import json
+
+    write(tmp_path, {"models/__init__.py": "", "models/base.py": BASE})
+    source = NET.format(source="models.base")
+    # the editor's unsaved text, at the path of the file being edited
+    assert [f.code for f in lint_document(source, str(tmp_path / "net.py"), ALL)] == ["TDV202"]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
+                           "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "explore.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    found = lint_notebook_text(path.read_text(encoding="utf-8"), str(path), ALL)
+    assert [finding.code for _, finding in found] == ["TDV202"]

@@ -477,7 +477,9 @@ def clear_cache() -> None:
 def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> ProjectIndex:
     """The index for a file: its own functions (from its `ast` or its text, as linted) and,
     when it is a file on disk, the project's files it imports."""
-    on_disk = bool(path) and not path.startswith("<") and path != "-" and os.path.isfile(path)
+    # an editor's unsaved file still sits in its folder: an absolute path in an existing one
+    on_disk = bool(path) and not path.startswith("<") and path != "-" and (
+        os.path.isfile(path) or (os.path.isabs(path) and os.path.isdir(os.path.dirname(path))))
     return ProjectIndex(path if on_disk else None, tree, source)
 
 
