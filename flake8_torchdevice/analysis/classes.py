@@ -153,11 +153,12 @@ class ClassInfo:
             todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
         return done
 
-    def construction_only_methods(self) -> Set[str]:
+    def construction_only_methods(self, init_elsewhere: Set[str] = frozenset()) -> Set[str]:
         """`init_time_methods` less those a run-time method also calls: deep-text-recognition's
-        `build_P_prime` reads like a builder, but `forward` calls it at every step."""
-        init_time = self.init_time_methods()
-        from_init = self.called_from_init()
+        `build_P_prime` reads like a builder, but `forward` calls it at every step.
+        `init_elsewhere`: methods that a base or derived class's `__init__` calls."""
+        init_time = self.init_time_methods() | init_elsewhere
+        from_init = self.called_from_init() | init_elsewhere
         done: Set[str] = set()
         # run time: the methods that are not init-time, and a builder-named method that
         # `__init__` does not call and that takes data (`build_P_prime(self, batch_C_prime)`)
@@ -169,7 +170,7 @@ class ClassInfo:
                 continue
             done.add(method)
             todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
-        return init_time - done
+        return self.init_time_methods() - done
 
     def called_from_init(self) -> Set[str]:
         """This class's `__init__` and the methods of the class it uses on `self`,

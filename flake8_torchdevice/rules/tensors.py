@@ -931,8 +931,9 @@ class UnregisteredTensorAttribute(Rule):
         moves; xLSTM's `forward` reads its state before it sets the next one."""
         reads: Dict[str, List[Tuple[str, bool, int]]] = {}
         refreshes: Dict[Tuple[str, str], int] = {}  # (name, method) -> first run-time refresh
+        init_in_lineage = set().union(*(cls.called_from_init() for cls in lineage))
         for cls in lineage:
-            init_time = cls.construction_only_methods()
+            init_time = cls.construction_only_methods(init_in_lineage)
             for attribute, entries in cls.reads.items():
                 reads.setdefault(attribute, []).extend(e for e in entries if e[0] not in init_time)
             for a in cls.assignments:
