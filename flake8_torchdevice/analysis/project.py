@@ -28,12 +28,18 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 TENSOR, MODULE = "tensor", "module"
+ARRAY = "array"  # a NumPy array (or what `np.*` returns): data, never a single number
 
 # torch.<name>(...) that make or compute a tensor (a summary needs only the common ones).
 _TENSOR_CALLS = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
     "logspace", "eye", "tensor", "as_tensor", "from_numpy", "cat", "stack", "triu", "tril", "where",
     "Tensor", "FloatTensor", "LongTensor", "BoolTensor", "zeros_like", "ones_like", "exp", "log",
+})
+# numpy.<name>(...) that make an array of data (`torch.tensor(make_grid())` is then no 0-dim tensor).
+ARRAY_CALLS = frozenset({
+    "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "stack", "concatenate",
+    "vstack", "hstack", "meshgrid", "inv", "pinv", "transpose", "reshape", "tile", "repeat", "load",
 })
 _NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer", "init", "functional",
                              "utils", "parallel"})
@@ -431,7 +437,7 @@ class ProjectIndex:
         return False
 
     def _function_kind(self, found: _Definition, depth: int) -> Optional[str]:
-        """What a function returns when every return agrees: TENSOR or MODULE, else None."""
+        """What a function returns when every return agrees: TENSOR, MODULE or ARRAY, else None."""
         summary = found.summary
         kinds = self._returned_kinds(found, depth)
         if found.name in summary.moved_returns:
@@ -452,6 +458,9 @@ class ProjectIndex:
             module, _, last = full.rpartition(".")
             if module == "torch" and last in _TENSOR_CALLS:
                 kinds.add(TENSOR)
+                continue
+            if module in ("numpy", "numpy.linalg") and last in ARRAY_CALLS:
+                kinds.add(ARRAY)
                 continue
             if full.startswith("torch.nn.") and last[:1].isupper() and last not in _NN_NON_MODULES:
                 kinds.add(MODULE)
@@ -483,5 +492,5 @@ def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Op
     return ProjectIndex(path if on_disk else None, tree, source)
 
 
-__all__ = ["MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
+__all__ = ["ARRAY", "ARRAY_CALLS", "MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
            "summarise", "summarise_tree"]

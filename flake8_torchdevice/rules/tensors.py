@@ -816,7 +816,8 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
     triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
-                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b")
+                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b"
+                r"|\b__init__\([^)]*\bTensor\b")  # `def __init__(self, points: Tensor)`
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -869,10 +870,12 @@ class UnregisteredTensorAttribute(Rule):
                 if method.name in ("forward", "__call__") and _CACHE_WORDS.search(text_of(method)) \
                         and _builds_cache_once(method):
                     return True
+        built = _ast_called_from_init(methods)
+        if any(_ast_stores_tensor_argument(methods[name]) for name in built if name in methods):
+            return True
         factory_words = _class_trigger_words(aliases)
         if not factory_words.search(text_of(node)):
             return False
-        built = _ast_called_from_init(methods)
         # methods that return a tensor they make (on any device), also through each other
         helpers: Set[str] = set()
         candidates = [m for m in methods.values() if factory_words.search(text_of(m))]
@@ -907,7 +910,8 @@ class UnregisteredTensorAttribute(Rule):
                 continue
             # a cache from the input's device goes stale only when forward builds it once
             # (not a one-off such as RepVGG's reparameterisation helpers)
-            stale = _is_fixed(info, assignment) or (assignment.method in built and _is_made(info, assignment)) or (
+            stale = _is_fixed(info, assignment) or (assignment.method in built and (
+                _is_made(info, assignment) or _is_tensor_argument(info, assignment))) or (
                 assignment.built_once and assignment.method in ("forward", "__call__")
                 and (assignment.kind == TENSOR or _is_made(info, assignment)))
             if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value):
@@ -927,8 +931,9 @@ class UnregisteredTensorAttribute(Rule):
         moves; xLSTM's `forward` reads its state before it sets the next one."""
         reads: Dict[str, List[Tuple[str, bool, int]]] = {}
         refreshes: Dict[Tuple[str, str], int] = {}  # (name, method) -> first run-time refresh
+        init_in_lineage = set().union(*(cls.called_from_init() for cls in lineage))
         for cls in lineage:
-            init_time = cls.init_time_methods()
+            init_time = cls.construction_only_methods(init_in_lineage)
             for attribute, entries in cls.reads.items():
                 reads.setdefault(attribute, []).extend(e for e in entries if e[0] not in init_time)
             for a in cls.assignments:
@@ -995,6 +1000,24 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
         pattern = _FACTORY_WORDS[aliases] = re.compile(
             r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])")
     return pattern
+
+
+def _ast_stores_tensor_argument(method: ast.AST) -> bool:
+    """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor type."""
+    args = method.args  # type: ignore[attr-defined]
+    annotated = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                 if a.annotation is not None and _names_tensor_type(a.annotation)}
+    return bool(annotated) and any(
+        isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name)
+        and statement.value.id in annotated and any(isinstance(t, ast.Attribute) for t in statement.targets)
+        for statement in ast.walk(method))
+
+
+def _names_tensor_type(annotation: ast.AST) -> bool:
+    """`Tensor`, `torch.Tensor`, `Optional[Tensor]`, `"torch.Tensor"`."""
+    return any((isinstance(n, ast.Name) and n.id == "Tensor") or (isinstance(n, ast.Attribute) and n.attr == "Tensor")
+               or (isinstance(n, ast.Constant) and isinstance(n.value, str) and "Tensor" in n.value)
+               for n in ast.walk(annotation))
 
 
 def _builds_cache_once(function: ast.AST) -> bool:
@@ -1093,6 +1116,15 @@ def _is_made(info: ClassInfo, assignment: AttributeAssignment) -> bool:
     """A tensor made there (or by the method it calls on `self`), on any device."""
     return assignment.made_tensor or (
         assignment.helper is not None and info.returns_tensor(assignment.helper, any_device=True))
+
+
+def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> bool:
+    """`self.bounds = bounds` for a parameter annotated as a tensor (`bounds: Optional[Tensor]`):
+    the caller's tensor, kept as a plain attribute, stays where it was when the module moves."""
+    method = info.methods.get(assignment.method)
+    value = assignment.value
+    return method is not None and assignment.kind == TENSOR and isinstance(value, cst.Name) \
+        and any(param.name.value == value.value for param in method.params.params)
 
 
 def _is_container(node: cst.CSTNode) -> bool:
