@@ -706,11 +706,16 @@ class UnregisteredTensorAttribute(Rule):
       (`self._init_tables()`), whatever `device=` it was made with: `device=device` or
       `.to(device)` while the module is built puts it there once, and a later
       `module.to(...)` leaves it behind; also what such a method returns
-      (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`);
+      (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`), what is
+      computed there from such an attribute (`self.batch = self.grid.repeat(b, 1, 1)`),
+      and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
+      `bounds: Optional[Tensor]`: the caller's tensor stays where it was);
     - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
       caches set in `forward` (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`,
       or `self.mask = self._make_mask(n)` where `_make_mask` makes it without a device);
-      methods only named like builders (`_build_anchors`) count here too;
+      methods only named like builders (`_build_anchors`) count here too, and a
+      builder-named method that takes data and that no `__init__` calls
+      (`build_P_prime(self, batch_C_prime)`) reads at run time;
     - a cache that `forward` builds once (under `if self.mask is None:`,
       `if not hasattr(self, "mask"):`, with no device check), even with
       `device=x.device`: it keeps the device of the first call, and a model run once on
