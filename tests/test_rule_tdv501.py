@@ -89,3 +89,35 @@ def test_messages_name_the_replacement():
 
 def test_literal_device_type_is_not_also_tdv102():
     assert lint("import torch\nwith torch.autocast('cuda'):\n    pass\n") == [(2, 20, "TDV501")]
+
+
+# A type annotation is not a use (issue 15): the annotation names a type, nothing runs.
+ANNOTATIONS = {
+    "parameter": "import torch\nfrom typing import Optional\n"
+                 "def fit(model, scaler: Optional[torch.cuda.amp.GradScaler] = None):\n    return scaler\n",
+    "imported name in a parameter": "from torch.cuda.amp import GradScaler\ndef fit(scaler: GradScaler):\n"
+                                    "    return scaler\n",
+    "return annotation": "import torch\ndef make() -> torch.cuda.amp.GradScaler:\n    return make_scaler()\n",
+    "dataclass field": "import torch\nfrom dataclasses import dataclass\nfrom typing import Optional\n@dataclass\n"
+                       "class State:\n    scaler: Optional[torch.cuda.amp.GradScaler] = None\n",
+    "variable annotation": "import torch\nscaler: torch.cuda.amp.GradScaler\n",
+    "string annotation": "import torch\ndef fit(scaler: 'torch.cuda.amp.GradScaler' = None) -> 'torch.cuda.amp.autocast':\n"
+                         "    return scaler\n",
+    "string inside a subscript": "import torch\nfrom typing import Optional\n"
+                                 "scaler: Optional['torch.cuda.amp.GradScaler'] = None\n",
+}
+
+
+@pytest.mark.parametrize("code", ANNOTATIONS.values(), ids=list(ANNOTATIONS))
+def test_annotation_is_not_a_use(code):
+    assert tdv501(code) == []
+
+
+def test_annotated_assignment_still_reports_its_value():
+    code = "import torch\nfrom typing import Optional\nscaler: Optional[torch.cuda.amp.GradScaler] = torch.cuda.amp.GradScaler()\n"
+    assert tdv501(code) == [(3, 46, "TDV501")]
+
+
+def test_annotation_of_a_parameter_does_not_hide_its_default():
+    code = "import torch\ndef fit(scaler: torch.cuda.amp.GradScaler = torch.cuda.amp.GradScaler()):\n    return scaler\n"
+    assert tdv501(code) == [(2, 44, "TDV501")]

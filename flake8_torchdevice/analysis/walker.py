@@ -36,8 +36,11 @@ _GUARDING_ATTRIBUTES = frozenset({"body", "elt", "key", "value", "right", "orels
 _NO_EFFECT = (False, False)
 
 
-# Nodes no rule looks into: whitespace, comments, brackets, commas and operators.
-_SKIPPED_NODES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+# Nodes no rule looks into: whitespace, comments, brackets, commas and operators; and
+# type annotations, which are no use of what they name (`scaler: Optional[GradScaler]`,
+# `-> "torch.cuda.FloatTensor"`): the facts that read them (a parameter annotated
+# `torch.Tensor`) read the annotation from its parameter, never by visiting it.
+_SKIPPED_NODES = (cst.Annotation, cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
                   cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
                   cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
                   cst.AssignEqual, cst.ImportStar, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp,
@@ -135,7 +138,8 @@ class Analyzer(cst.CSTVisitor):
     def walk(self, node: cst.CSTNode) -> None:
         """The traversal: what `node.visit(self)` does (the same calls, in libcst's order),
         without rebuilding every node on the way back up, and without descending into
-        whitespace, brackets and operators: half the cost of a libcst visit."""
+        whitespace, brackets and operators: half the cost of a libcst visit. Nor into
+        type annotations: naming a type is no use of it."""
         self.on_visit(node)
         for name in _child_fields(node):
             value = getattr(node, name)

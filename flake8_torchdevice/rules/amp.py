@@ -79,6 +79,9 @@ class CudaAmp(Rule):
       does the same on every machine.
     - The import statement itself (`from torch.cuda.amp import autocast`): each use is
       reported instead.
+    - Type annotations (`scaler: Optional[torch.cuda.amp.GradScaler] = None`, in a
+      signature, a dataclass field or a variable annotation, also as a string): naming
+      a type runs nothing.
 
     ## Fix
     When a device-aware value is in scope (and the name `torch` is imported), `fix`
