@@ -121,3 +121,51 @@ def test_annotated_assignment_still_reports_its_value():
 def test_annotation_of_a_parameter_does_not_hide_its_default():
     code = "import torch\ndef fit(scaler: torch.cuda.amp.GradScaler = torch.cuda.amp.GradScaler()):\n    return scaler\n"
     assert tdv501(code) == [(2, 44, "TDV501")]
+
+
+# An import with an `except ImportError:` fallback resolves to the `try` arm, what runs
+# first (issue 15, part 2).
+IMPORT_FALLBACKS_NOT_REPORTED = {
+    "another library first": "try:\n    from apex import amp\nexcept ImportError:\n    from torch.cuda import amp\n"
+                             "scaler = amp.GradScaler()\n",
+    "ModuleNotFoundError": "try:\n    from mylib.amp import GradScaler\nexcept ModuleNotFoundError:\n"
+                           "    from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
+    "tuple of errors": "try:\n    from mylib.amp import autocast\nexcept (ImportError, AttributeError):\n"
+                       "    from torch.cuda.amp import autocast\nwith autocast():\n    pass\n",
+    "in a function": "def fit():\n    try:\n        from mylib import autocast\n    except ImportError:\n"
+                     "        from torch.cuda.amp import autocast\n    with autocast():\n        pass\n",
+    "import module as": "try:\n    import mylib.amp as amp\nexcept ImportError:\n    import torch.cuda.amp as amp\n"
+                        "scaler = amp.GradScaler()\n",
+}
+
+
+@pytest.mark.parametrize("code", IMPORT_FALLBACKS_NOT_REPORTED.values(), ids=list(IMPORT_FALLBACKS_NOT_REPORTED))
+def test_import_fallback_resolves_to_the_try_arm(code):
+    assert tdv501(code) == []
+
+
+IMPORT_FALLBACKS_REPORTED = {
+    "torch first, a stand-in after": (
+        "try:\n    from torch.cuda.amp import autocast\nexcept ImportError:\n"
+        "    from contextlib import nullcontext as autocast\nwith autocast():\n    pass\n", [(5, 5)]),
+    "torch first, None after": (
+        "try:\n    from torch.cuda.amp import GradScaler\nexcept ImportError:\n    GradScaler = None\n"
+        "scaler = GradScaler()\n", [(5, 9)]),
+    # only what the `try` arm imported keeps its binding: a name only the fallback binds is the fallback's
+    "bound by the fallback alone": (
+        "try:\n    import mylib\nexcept ImportError:\n    from torch.cuda import amp\nscaler = amp.GradScaler()\n",
+        [(5, 9)]),
+    # another handler than an import fallback binds as usual
+    "other exception": (
+        "try:\n    from mylib import amp\nexcept RuntimeError:\n    from torch.cuda import amp\n"
+        "scaler = amp.GradScaler()\n", [(5, 9)]),
+    # after the try statement, a rebinding counts again
+    "rebound after the try": (
+        "try:\n    from mylib import amp\nexcept ImportError:\n    pass\nfrom torch.cuda import amp\n"
+        "scaler = amp.GradScaler()\n", [(6, 9)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", IMPORT_FALLBACKS_REPORTED.values(), ids=list(IMPORT_FALLBACKS_REPORTED))
+def test_import_fallback_reported(code, expected):
+    assert tdv501(code) == [(line, col, "TDV501") for line, col in expected]

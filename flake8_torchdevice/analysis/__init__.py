@@ -11,7 +11,8 @@ Read bottom-up, each module a layer of the model:
   out of the parse) and, for names imported from the project's other files, whether a
   class is an `nn.Module` through its bases, what a function returns (a tensor, a
   module, something moved), whether it moves its argument or calls `torch.save`;
-- `scopes`: names and what they resolve to (imports, relative ones too), and the
+- `scopes`: names and what they resolve to (imports, relative ones too; an import
+  with an `except ImportError:` fallback is the `try` arm's), and the
   per-scope facts in statement order: the dotted names moved to a device so far
   (*placement* of modules and tensors, `self.<attr>` included), CUDA flags;
 - `guards`: where code can only run with CUDA (`guarded`) or only without it

@@ -27,7 +27,7 @@ from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel
 from .kinds import ValueKinds
 from .project import ProjectIndex
-from .scopes import Scope
+from .scopes import Scope, import_fallback_names
 from .syntax import dotted_name
 
 
@@ -116,6 +116,7 @@ class Analyzer(cst.CSTVisitor):
         self._attribute_effects: List[tuple] = []
         self._blocks: List[_Block] = []
         self._elif_ids: Set[int] = set()
+        self._kept_names: List[Set[str]] = []  # the scope's `kept` names outside each except handler
         # Shared facts that follow the walk like rules: value kinds and class facts.
         self.kinds = ValueKinds(self)
         self.class_facts = ClassFacts(self)
@@ -351,6 +352,8 @@ class Analyzer(cst.CSTVisitor):
             self.classes.append(info)
         elif kind == "FunctionDef":
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
+        elif kind == "ExceptHandler":
+            self._enter_handler(node)  # type: ignore[arg-type]
         self._dispatch(self._visitors, node)
         return True
 
@@ -369,6 +372,8 @@ class Analyzer(cst.CSTVisitor):
             self._close_block()
         elif kind == "ClassDef":
             self.classes.pop()
+        elif kind == "ExceptHandler":
+            self.scope.kept = self._kept_names.pop()
         elif kind in ("If", "SimpleStatementLine") and self._blocks:
             # Guards that hold for the rest of the block: an early exit, an assert, pytestmark.
             if id(original_node) not in self._elif_ids and self.guards.is_early_exit_guard(original_node):
@@ -378,6 +383,17 @@ class Analyzer(cst.CSTVisitor):
             elif kind == "SimpleStatementLine" and self.guards.is_module_mark_guard(original_node):
                 self._blocks[-1].mark_guards += 1
                 self.guard_depth += 1
+
+    def _enter_handler(self, handler: cst.ExceptHandler) -> None:
+        """`try: from apex import amp / except ImportError: from torch.cuda import amp`:
+        names the `try` arm imported resolve to that arm's import (what runs first),
+        also while the fallback rebinds them."""
+        self._kept_names.append(self.scope.kept)
+        try_node = self.parent()
+        if isinstance(try_node, cst.Try):
+            fallback = import_fallback_names(try_node, handler)
+            if fallback:
+                self.scope.kept = self.scope.kept | fallback
 
     def _close_block(self) -> None:
         block = self._blocks.pop()

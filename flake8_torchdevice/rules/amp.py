@@ -79,6 +79,9 @@ class CudaAmp(Rule):
       does the same on every machine.
     - The import statement itself (`from torch.cuda.amp import autocast`): each use is
       reported instead.
+    - Another library's API imported in a `try:` whose `except ImportError:` fallback
+      imports torch's (`try: from apex import amp / except ImportError: from torch.cuda
+      import amp`): the name is the `try` arm's, which runs first.
     - Type annotations (`scaler: Optional[torch.cuda.amp.GradScaler] = None`, in a
       signature, a dataclass field or a variable annotation, also as a string): naming
       a type runs nothing.
@@ -131,6 +134,8 @@ class CudaAmp(Rule):
         parent = self.ctx.parent()
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return  # the last name of an attribute chain: the Attribute is checked
+        if isinstance(parent, cst.AssignTarget):
+            return  # `GradScaler = None` in an import fallback: a binding, not a use
         self._check_deprecated(node)
 
     def _check_deprecated(self, node: cst.BaseExpression) -> None:
