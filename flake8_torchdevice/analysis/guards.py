@@ -56,6 +56,24 @@ def _device_text_polarity(text: str) -> Optional[int]:
     return None
 
 
+def _is_cuda_constant(node: cst.BaseExpression) -> bool:
+    """`RNGType.CUDA`, `DeviceType.cuda`, `self.Backend.CUDA`: a named constant or enum
+    member whose own name is CUDA (not `CUDA_HOME`, not a bare name `cuda`)."""
+    return isinstance(node, cst.Attribute) and node.attr.value in ("CUDA", "cuda")
+
+
+def _constant_comparison_polarity(left: cst.BaseExpression, right: cst.BaseExpression) -> int:
+    """+1 when one side of an equality is a CUDA constant and the other a value read at
+    run time (`rng_type == RNGType.CUDA`); 0 otherwise. A literal on the other side
+    (`args.cuda == False`, `args.cuda == 0`) makes the comparison a flag test instead."""
+    for constant, other in ((right, left), (left, right)):
+        if _is_cuda_constant(constant) and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) \
+                and not (isinstance(other, cst.Name) and other.value in ("True", "False", "None")) \
+                and not _is_cuda_constant(other):
+            return 1
+    return 0
+
+
 class GuardModel:
     """Reads tests. `resolve` gives an expression's qualified import name;
     `local_flag(name)` the polarity of the test a local name was bound from (0: none)."""
@@ -188,6 +206,14 @@ class GuardModel:
                 and isinstance(op, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
             sign = self.cuda_polarity(left)
             return sign if (right.value == "True") == isinstance(op, (cst.Equal, cst.Is)) else -sign
+        # A named constant or enum member: `rng_type == RNGType.CUDA`, `backend is Backend.cuda`.
+        sign = _constant_comparison_polarity(left, right)
+        if sign:
+            if isinstance(op, (cst.Equal, cst.Is)):
+                return sign
+            if isinstance(op, (cst.NotEqual, cst.IsNot)):
+                return -sign
+            return 0
         # Number on the right: `torch.cuda.device_count() > 1`, `len(gpu_ids) == 0`.
         number = number_value(right)
         if number is None:

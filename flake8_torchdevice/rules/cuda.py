@@ -99,8 +99,11 @@ class CudaCall(Rule):
       says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`),
       tests a device (`device.type == "cuda"`, `x.device == torch.device("cuda")`,
       `str(device).startswith("cuda")`, `x.is_cuda`, `device != "cpu"`,
-      `device_id is not None`), or `and`-combines one of these;
-    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`);
+      `device_id is not None`), compares with a named constant or enum member
+      called `CUDA` or `cuda` (`rng_type == RNGType.CUDA`, `backend is Backend.CUDA`),
+      or `and`-combines one of these;
+    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`,
+      `if device_type != DeviceType.CUDA: ... else: ...`);
     - the code after `if not torch.cuda.is_available():` that ends in `return`,
       `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, and the code
       after `assert torch.cuda.is_available()`;
