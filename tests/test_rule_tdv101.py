@@ -258,3 +258,43 @@ def test_fix_with_added_device():
     result = fix_source("import torch\nm = m.cuda()\n", "t.py", Options(enabled=ONLY), add_device=True).text
     assert result == ('import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
                       "m = m.to(device)\n")
+
+
+# Issue 15, part 5: a test that a tensor is already on CUDA guards its arm (research code).
+TENSOR_TYPE_GUARDS = {
+    "isinstance of a legacy CUDA type": "import torch\nif isinstance(x.data, torch.cuda.FloatTensor):\n    y = y.cuda()\n",
+    "isinstance, imported type": "from torch.cuda import LongTensor\nif isinstance(x, LongTensor):\n    y = y.cuda()\n",
+    "isinstance of a tuple of CUDA types": (
+        "import torch\nif isinstance(x, (torch.cuda.FloatTensor, torch.cuda.HalfTensor)):\n    y = y.cuda()\n"),
+    "type() == a CUDA type name": "def f(x, y):\n    if x.type() == 'torch.cuda.FloatTensor':\n        y = y.cuda()\n    return y\n",
+    "type() != a CUDA type name, else arm": (
+        "def f(x, y):\n    if x.data.type() != 'torch.cuda.FloatTensor':\n        pass\n    else:\n        y = y.cuda()\n"
+        "    return y\n"),
+    "type() startswith": "def f(x, y):\n    if x.type().startswith('torch.cuda'):\n        y = y.cuda()\n    return y\n",
+    "'cuda' in type()": "def f(x, y):\n    if 'cuda' in x.type():\n        y = y.cuda()\n    return y\n",
+    "is_cuda": "def f(x, y):\n    if x.is_cuda:\n        y = y.cuda()\n    return y\n",
+    "is_cuda of an attribute": "def f(self, y):\n    if self.weight.data.is_cuda:\n        y = y.cuda()\n    return y\n",
+}
+
+
+@pytest.mark.parametrize("code", TENSOR_TYPE_GUARDS.values(), ids=list(TENSOR_TYPE_GUARDS))
+def test_tensor_already_on_cuda_guards(code):
+    assert tdv101(code) == []
+
+
+TENSOR_TYPE_NOT_GUARDS = {
+    "not isinstance": ("import torch\nif not isinstance(x, torch.cuda.FloatTensor):\n    y = y.cuda()\n", [(3, 10)]),
+    "isinstance of a CPU type": ("import torch\nif isinstance(x, torch.FloatTensor):\n    y = y.cuda()\n", [(3, 10)]),
+    "isinstance of a mixed tuple": (
+        "import torch\nif isinstance(x, (torch.cuda.FloatTensor, torch.FloatTensor)):\n    y = y.cuda()\n", [(3, 10)]),
+    "type() == a CPU type name": ("def f(x, y):\n    if x.type() == 'torch.FloatTensor':\n        y = y.cuda()\n"
+                                  "    return y\n", [(3, 14)]),
+    "else arm of type() == a CUDA type": (
+        "def f(x, y):\n    if x.type() == 'torch.cuda.FloatTensor':\n        pass\n    else:\n        y = y.cuda()\n"
+        "    return y\n", [(5, 14)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", TENSOR_TYPE_NOT_GUARDS.values(), ids=list(TENSOR_TYPE_NOT_GUARDS))
+def test_tensor_type_tests_that_are_no_guard(code, expected):
+    assert tdv101(code) == [(line, col, "TDV101") for line, col in expected]

@@ -49,8 +49,8 @@ def _name_polarity(identifier: str) -> int:
 def _device_text_polarity(text: str) -> Optional[int]:
     """`"cuda:0"` +1, `"cpu"` -1, other device strings (`"mps"`) None."""
     text = text.strip().lower()
-    if text.startswith(("cuda", "gpu")):
-        return 1
+    if text.startswith(("cuda", "gpu", "torch.cuda")):
+        return 1  # also a tensor type: `x.type() == "torch.cuda.FloatTensor"`
     if text == "cpu":
         return -1
     return None
@@ -138,12 +138,22 @@ class GuardModel:
             if prefix is not None:
                 return _device_text_polarity(prefix) or 0
         name = last_identifier(test.func)
+        if name == "isinstance" and len(test.args) == 2 and self._is_cuda_tensor_type(test.args[1].value):
+            return 1  # `isinstance(x.data, torch.cuda.FloatTensor)`: x is on a GPU already
         if name in ("len", "bool", "any", "all") and test.args:
             return self.cuda_polarity(test.args[0].value)
         if name == "get" and isinstance(test.func, cst.Attribute) and test.args:
             key = string_value(test.args[0].value)  # `cfg.get("use_gpu")`
             return _name_polarity(key) if key else 0
         return self._flag_polarity(test.func)
+
+    def _is_cuda_tensor_type(self, node: cst.BaseExpression) -> bool:
+        """`torch.cuda.FloatTensor` (a legacy CUDA tensor type, however imported), or a
+        tuple of only such types."""
+        if isinstance(node, cst.Tuple):
+            return bool(node.elements) and all(self._is_cuda_tensor_type(el.value) for el in node.elements)
+        qualified = self.resolve(node) or dotted_name(node) or ""
+        return qualified.startswith("torch.cuda.") and qualified.endswith("Tensor")
 
     def _key_polarity(self, test: cst.Subscript) -> int:
         """`opt["cuda"]`, `config["gpus"]`: a flag stored under a key that says CUDA."""

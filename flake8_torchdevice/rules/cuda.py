@@ -99,7 +99,9 @@ class CudaCall(Rule):
       says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`),
       tests a device (`device.type == "cuda"`, `x.device == torch.device("cuda")`,
       `str(device).startswith("cuda")`, `x.is_cuda`, `device != "cpu"`,
-      `device_id is not None`), compares with a named constant or enum member
+      `device_id is not None`), tests that a tensor is on CUDA already
+      (`isinstance(x.data, torch.cuda.FloatTensor)`, `x.type() == "torch.cuda.FloatTensor"`,
+      `"cuda" in x.type()`), compares with a named constant or enum member
       called `CUDA` or `cuda` (`rng_type == RNGType.CUDA`, `backend is Backend.CUDA`),
       or `and`-combines one of these;
     - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`,
