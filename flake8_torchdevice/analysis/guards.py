@@ -7,6 +7,11 @@ blocks only run with CUDA (`Analyzer.guarded`) or only without it
 attributes (`use_cuda`, `args.cuda`, `self.opt.use_gpu`), subscripts and lookups
 (`opt["cuda"]`, `cfg.get("use_gpu")`), and locals bound from a CUDA test whatever
 their name (`have_accel = torch.cuda.is_available()`).
+
+A module can be CUDA-only on purpose (`is_cuda_only_path`, `makes_module_cuda_only`):
+a CUDA backend file (`accelerators/cuda.py`), or one whose import raises without CUDA.
+All of its code counts as guarded: the rules that say "this needs CUDA" (TDV1xx,
+TDV301, TDV501's literal device type) do not report there; the others still do.
 """
 
 from __future__ import annotations
@@ -26,6 +31,18 @@ _EXIT_CALLS = {"exit", "_exit", "quit", "skip", "skipTest", "fail", "abort"}
 # Calls whose result tells whether CUDA is there (truthy: present).
 _CUDA_TESTS = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
                "torch.backends.cudnn.is_available"}
+
+
+def is_cuda_only_path(filename: Optional[str]) -> bool:
+    """A file whose path says it is the CUDA backend: `cuda.py`, `*_cuda.py`,
+    `cuda_*.py`, or any file under a folder named `cuda` (`ops/cuda/kernels.py`)."""
+    if not filename:
+        return False
+    parts = [part for part in re.split(r"[\\/]", filename.lower()) if part]
+    if not parts:
+        return False
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
+    return stem == "cuda" or stem.endswith("_cuda") or stem.startswith("cuda_") or "cuda" in parts[:-1]
 
 
 def is_exit_statement(statement: cst.CSTNode) -> bool:
@@ -300,6 +317,13 @@ class GuardModel:
             return any(isinstance(small, cst.Assert) and self.cuda_polarity(small.test) > 0
                        for small in statement.body)
         return False
+
+    def makes_module_cuda_only(self, statement: cst.CSTNode) -> bool:
+        """A statement at the top of a module (before its first function or class) that
+        stops the import without CUDA: `if not torch.cuda.is_available(): raise ...`,
+        `assert torch.cuda.is_available()`. The module is then CUDA-only on purpose,
+        as is one whose path says so (`is_cuda_only_path`): see `Analyzer.guarded`."""
+        return self.is_early_exit_guard(statement)
 
     def is_module_mark_guard(self, statement: cst.CSTNode) -> bool:
         """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: every

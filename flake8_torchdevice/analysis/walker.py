@@ -24,7 +24,7 @@ import libcst as cst
 
 from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
-from .guards import GuardModel
+from .guards import GuardModel, is_cuda_only_path
 from .kinds import ValueKinds
 from .project import ProjectIndex
 from .scopes import Scope, import_fallback_names
@@ -98,9 +98,14 @@ class Analyzer(cst.CSTVisitor):
     """One traversal: keeps the shared state and dispatches nodes to every rule."""
 
     def __init__(self, rules_factory: Callable[["Analyzer"], Iterable["object"]],
-                 guard_names: Iterable[str] = (), project: Optional[ProjectIndex] = None) -> None:
+                 guard_names: Iterable[str] = (), project: Optional[ProjectIndex] = None,
+                 filename: Optional[str] = None) -> None:
         super().__init__()
         self.project = project  # the other files of the project, when the file has some
+        # A module that is CUDA-only on purpose: its path says so (`accelerators/cuda.py`), or
+        # its top raises without CUDA (set when that statement has been walked).
+        self.cuda_only_module = is_cuda_only_path(filename)
+        self._module_defined = False  # a function or class seen at the top of the module
         self.scopes: List[Scope] = []
         self.guards = GuardModel(self.resolve, self.local_flag, guard_names)
         # The nodes from the module down to the one being visited (for "what is my parent").
@@ -170,8 +175,9 @@ class Analyzer(cst.CSTVisitor):
 
     @property
     def guarded(self) -> bool:
-        """True inside code that only runs when CUDA is present."""
-        return self.guard_depth > 0
+        """True inside code that only runs when CUDA is present; everywhere in a module
+        that is CUDA-only on purpose (`cuda_only_module`)."""
+        return self.guard_depth > 0 or self.cuda_only_module
 
     @property
     def cpu_only(self) -> bool:
@@ -350,8 +356,10 @@ class Analyzer(cst.CSTVisitor):
                 self.module_classes.add(node.name.value)  # type: ignore[attr-defined]
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
             self.classes.append(info)
+            self._module_defined = True
         elif kind == "FunctionDef":
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
+            self._module_defined = True
         elif kind == "ExceptHandler":
             self._enter_handler(node)  # type: ignore[arg-type]
         self._dispatch(self._visitors, node)
@@ -380,6 +388,9 @@ class Analyzer(cst.CSTVisitor):
                 self._blocks[-1].exit_guards += 1
                 self._exit_guards += 1
                 self.guard_depth += 1
+                if len(self._blocks) == 1 and not self._module_defined \
+                        and self.guards.makes_module_cuda_only(original_node):
+                    self.cuda_only_module = True  # the import raises without CUDA
             elif kind == "SimpleStatementLine" and self.guards.is_module_mark_guard(original_node):
                 self._blocks[-1].mark_guards += 1
                 self.guard_depth += 1

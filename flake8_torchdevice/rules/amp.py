@@ -74,7 +74,10 @@ class CudaAmp(Rule):
       and other literal types (`torch.autocast("cpu")`).
     - `torch.autocast("cuda")` under a CUDA guard (`if torch.cuda.is_available():`, a flag
       named `use_cuda`, `if device.type == "cuda":`, ...; TDV101's page lists them all).
-      A guard does not silence `torch.cuda.amp.*`, which is deprecated everywhere.
+      Likewise anywhere in a module that is CUDA-only on purpose (`accelerators/cuda.py`,
+      or one whose top raises without CUDA; TDV101's page says which).
+      A guard does not silence `torch.cuda.amp.*`, which is deprecated everywhere, nor
+      does a CUDA-only module.
     - `torch.autocast("cuda", enabled=False)`: a region that switches CUDA autocast off
       does the same on every machine.
     - The import statement itself (`from torch.cuda.amp import autocast`): each use is
