@@ -180,3 +180,11 @@ def test_flag_compared_with_a_literal_keeps_its_meaning():
     """`args.cuda == False` is a flag test, not an enum comparison."""
     code = "import torch\nif args.cuda == False:\n" + BODY
     assert [(line, c) for line, _, c in findings(code)] == [(3, "TDV101"), (4, "TDV102"), (5, "TDV301")]
+
+
+def test_match_case_on_a_device_guards_its_body():
+    """Issue 15, part 4: `match device.type: case "cuda":` reads as `device.type == "cuda"`."""
+    body = "".join("        " + line + "\n" for line in BODY.strip("\n").splitlines())
+    code = ("import torch\ndef f(device, m, p):\n    match device.type:\n        case 'cuda':\n" + body
+            + "        case 'cpu' | 'mps':\n            pass\n        case _:\n            m = m.cuda()\n")
+    assert findings(code) == [(11, 18, "TDV101")]

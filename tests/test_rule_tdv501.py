@@ -169,3 +169,103 @@ IMPORT_FALLBACKS_REPORTED = {
 @pytest.mark.parametrize("code, expected", IMPORT_FALLBACKS_REPORTED.values(), ids=list(IMPORT_FALLBACKS_REPORTED))
 def test_import_fallback_reported(code, expected):
     assert tdv501(code) == [(line, col, "TDV501") for line, col in expected]
+
+
+# Issue 15, part 4: mixed precision in the CUDA arm of a device dispatch.
+CUDA_ARMS = {
+    "device.type ==": "if device.type == 'cuda':",
+    "self.device.type ==": "if self.device.type == \"cuda\":",
+    "args.device ==": "if args.device == 'cuda':",
+    "'cuda' in str(device)": "if 'cuda' in str(device):",
+    "str(device).startswith": "if str(device).startswith('cuda'):",
+    "args.device.startswith": "if args.device.startswith('cuda'):",
+    "device_type variable": "if device_type == 'cuda':",
+    "device == torch.device": "if device == torch.device('cuda'):",
+    "all-CUDA membership": "if device in ('cuda', 'cuda:0'):",
+    "accelerator == 'gpu'": "if accelerator == 'gpu':",
+    "enum member": "if device_type is DeviceType.CUDA:",
+    "combined with and": "if args.amp and device.type == 'cuda':",
+    "is_available": "if torch.cuda.is_available():",
+}
+ARM_BODY = """\
+import torch
+from torch.amp import GradScaler
+def setup(self, device, device_type, accelerator, args):
+    {test}
+        scaler = GradScaler("cuda")
+        ctx = torch.amp.autocast("cuda")
+        ctx = torch.autocast(device_type="cuda", dtype=torch.float16)
+        dev = torch.device("cuda")
+    else:
+        scaler = GradScaler("cuda")
+    return scaler, ctx, dev
+"""
+
+
+@pytest.mark.parametrize("test", CUDA_ARMS.values(), ids=list(CUDA_ARMS))
+def test_cuda_arm_of_a_device_dispatch_is_not_reported(test):
+    # the else arm runs without CUDA: reported there
+    assert lint(ARM_BODY.format(test=test), enabled=frozenset({"TDV102", "TDV501"})) == [(10, 28, "TDV501")]
+
+
+NEGATED_ARMS = {
+    "device.type !=": "if device.type != 'cuda':",
+    "'cuda' not in": "if 'cuda' not in str(device):",
+    "enum is not": "if device_type is not DeviceType.CUDA:",
+    "not is_available": "if not torch.cuda.is_available():",
+}
+NEGATED_BODY = """\
+import torch
+from torch.amp import GradScaler
+def setup(device, device_type):
+    {test}
+        scaler = GradScaler("cuda")
+    else:
+        scaler = GradScaler("cuda")
+        ctx = torch.autocast("cuda")
+    return scaler, ctx
+"""
+
+
+@pytest.mark.parametrize("test", NEGATED_ARMS.values(), ids=list(NEGATED_ARMS))
+def test_else_arm_of_a_negated_dispatch_is_not_reported(test):
+    assert tdv501(NEGATED_BODY.format(test=test)) == [(5, 28, "TDV501")]
+
+
+def test_code_after_an_early_return_for_other_devices_is_not_reported():
+    code = ("import torch\ndef make_scaler(device):\n    if device.type != 'cuda':\n        return None\n"
+            "    return torch.amp.GradScaler('cuda')\n")
+    assert tdv501(code) == []
+
+
+def test_match_on_the_device_type():
+    code = ("import torch\ndef setup(device):\n    match device.type:\n        case 'cuda' | 'cuda:0':\n"
+            "            scaler = torch.amp.GradScaler('cuda')\n        case DeviceType.CUDA:\n"
+            "            scaler = torch.amp.GradScaler('cuda')\n        case 'cpu':\n"
+            "            scaler = torch.amp.GradScaler('cuda')\n        case 'cuda' | 'mps':\n"
+            "            scaler = torch.amp.GradScaler('cuda')\n        case _:\n"
+            "            scaler = torch.amp.GradScaler('cuda')\n    return scaler\n")
+    assert tdv501(code) == [(9, 42, "TDV501"), (11, 42, "TDV501"), (13, 42, "TDV501")]
+
+
+def test_deprecated_api_in_a_cuda_arm_is_still_reported():
+    code = "import torch\nif device.type == 'cuda':\n    scaler = torch.cuda.amp.GradScaler()\n"
+    assert tdv501(code) == [(3, 13, "TDV501")]
+
+
+ENABLED_ONLY_WITH_CUDA = {
+    "enabled=device.type == 'cuda'": "scaler = torch.amp.GradScaler('cuda', enabled=device.type == 'cuda')\n",
+    "enabled=is_available()": "ctx = torch.autocast('cuda', enabled=torch.cuda.is_available())\n",
+    "enabled=amp and a CUDA test": "ctx = torch.autocast(device_type='cuda', enabled=args.amp and device.type == 'cuda')\n",
+    "enabled=a local CUDA flag": "use_cuda = device.type == 'cuda'\nscaler = torch.amp.GradScaler('cuda', enabled=use_cuda)\n",
+}
+
+
+@pytest.mark.parametrize("line", ENABLED_ONLY_WITH_CUDA.values(), ids=list(ENABLED_ONLY_WITH_CUDA))
+def test_enabled_only_with_cuda_is_not_reported(line):
+    """Switched on only where CUDA is: off elsewhere, on purpose."""
+    assert tdv501("import torch\n" + line) == []
+
+
+def test_enabled_by_another_flag_is_reported():
+    assert tdv501("import torch\nscaler = torch.amp.GradScaler('cuda', enabled=args.amp)\n") == [(2, 30, "TDV501")]

@@ -264,6 +264,20 @@ class GuardModel:
             return -sign
         return 0
 
+    def case_polarity(self, subject: cst.BaseExpression, pattern: cst.MatchPattern) -> int:
+        """`match device.type: case "cuda":` reads as `device.type == "cuda"` (+1);
+        `case "cuda" | "cuda:0":` too, `case DeviceType.CUDA:` as the enum comparison;
+        `case "cpu":` -1; other patterns (`case _:`, captures, mixed alternatives) 0."""
+        if isinstance(pattern, cst.MatchAs):
+            return self.case_polarity(subject, pattern.pattern) if pattern.pattern is not None else 0
+        if isinstance(pattern, cst.MatchOr):
+            signs = {self.case_polarity(subject, element.pattern) for element in pattern.patterns}
+            return signs.pop() if len(signs) == 1 else 0
+        if isinstance(pattern, cst.MatchValue):
+            return self.cuda_polarity(cst.Comparison(
+                left=subject, comparisons=[cst.ComparisonTarget(cst.Equal(), pattern.value)]))
+        return 0
+
     def loops_over_gpus(self, iterable: cst.BaseExpression) -> bool:
         """`for i in range(torch.cuda.device_count())`: the body never runs without CUDA."""
         return (isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "range"

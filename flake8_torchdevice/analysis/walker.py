@@ -436,6 +436,11 @@ class Analyzer(cst.CSTVisitor):
                 guard, cpu_only = polarity > 0, polarity < 0
             elif kind == "For":
                 guard = guards.loops_over_gpus(node.iter)  # type: ignore[attr-defined]
+            elif kind == "MatchCase":
+                match = self.parent()
+                if isinstance(match, cst.Match):  # `match device.type: case "cuda":`
+                    polarity = guards.case_polarity(match.subject, node.pattern)  # type: ignore[attr-defined]
+                    guard, cpu_only = polarity > 0, polarity < 0
         elif attribute in ("elt", "key", "value") and kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
             guard = guards.loops_over_gpus(node.for_in.iter) or guards.filters_guard(node.for_in)  # type: ignore[attr-defined]
         elif attribute == "right" and kind == "BooleanOperation":

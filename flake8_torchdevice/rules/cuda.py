@@ -106,6 +106,8 @@ class CudaCall(Rule):
       `"cuda" in x.type()`), compares with a named constant or enum member
       called `CUDA` or `cuda` (`rng_type == RNGType.CUDA`, `backend is Backend.CUDA`),
       or `and`-combines one of these;
+    - a `case` of `match` on a device whose pattern names only CUDA
+      (`match device.type: case "cuda":`, `case "cuda" | "cuda:0":`, `case DeviceType.CUDA:`);
     - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`,
       `if device_type != DeviceType.CUDA: ... else: ...`);
     - the code after `if not torch.cuda.is_available():` that ends in `return`,
