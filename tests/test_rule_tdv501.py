@@ -136,6 +136,12 @@ IMPORT_FALLBACKS_NOT_REPORTED = {
                      "        from torch.cuda.amp import autocast\n    with autocast():\n        pass\n",
     "import module as": "try:\n    import mylib.amp as amp\nexcept ImportError:\n    import torch.cuda.amp as amp\n"
                         "scaler = amp.GradScaler()\n",
+    # if/elif/else, a nested try with finally, a with block: every clause of the try arm counts
+    "nested blocks of the try arm": (
+        "try:\n    if X:\n        from mylib import amp\n    elif Y:\n        import mylib2 as amp\n    else:\n"
+        "        pass\n    try:\n        import a\n    except ImportError:\n        import b\n    finally:\n"
+        "        import c\n    with ctx:\n        import d\nexcept ImportError:\n    from torch.cuda import amp\n"
+        "scaler = amp.GradScaler()\n"),
 }
 
 

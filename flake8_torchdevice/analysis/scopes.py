@@ -4,7 +4,7 @@ to (imports), and the per-scope facts that depend on statement order (moves, fla
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, Optional, Set
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -29,21 +29,30 @@ def _local_names(node: cst.CSTNode) -> Iterator[str]:
                 yield dotted_name(alias.name) or ""
 
 
-def _imported_in(statements) -> Iterator[str]:
+def _statements_of(part: Optional[cst.CSTNode]) -> Sequence[cst.CSTNode]:
+    """The statements of a compound statement's part: a suite, an `else:`/`finally:`/
+    `except:` clause (their suite's), or an `elif` (itself)."""
+    if part is None:
+        return ()
+    if isinstance(part, cst.If):
+        return (part,)
+    if isinstance(part, cst.BaseSuite):
+        return part.body
+    suite = getattr(part, "body", None)
+    return suite.body if isinstance(suite, cst.BaseSuite) else ()
+
+
+def _imported_in(statements: Sequence[cst.CSTNode]) -> Iterator[str]:
     """The names imported by `statements` and the blocks nested in them (not in
     functions or classes defined there)."""
     for statement in statements:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 yield from _local_names(small)
-        elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
-            for block in (statement.body, getattr(statement, "orelse", None), getattr(statement, "finalbody", None)):
-                if isinstance(block, cst.If):
-                    yield from _imported_in([block])
-                elif block is not None:
-                    yield from _imported_in(getattr(block, "body", ()))
-            for handler in getattr(statement, "handlers", ()):
-                yield from _imported_in(handler.body.body)
+        elif isinstance(statement, (cst.If, cst.Try, cst.TryStar, cst.With, cst.For, cst.While)):
+            for part in (statement.body, getattr(statement, "orelse", None), getattr(statement, "finalbody", None),
+                         *getattr(statement, "handlers", ())):
+                yield from _imported_in(_statements_of(part))
 
 
 def catches_import_error(handler: cst.ExceptHandler) -> bool:
