@@ -291,6 +291,9 @@ TENSOR_TYPE_NOT_GUARDS = {
         "import torch\nif isinstance(x, (torch.cuda.FloatTensor, torch.FloatTensor)):\n    y = y.cuda()\n", [(3, 10)]),
     "type() == a CPU type name": ("def f(x, y):\n    if x.type() == 'torch.FloatTensor':\n        y = y.cuda()\n"
                                   "    return y\n", [(3, 14)]),
+    # `torch.cuda` is always imported with torch: no test of CUDA
+    "'torch.cuda' in sys.modules": ("import sys\nif 'torch.cuda' in sys.modules:\n    y = y.cuda()\n", [(3, 10)]),
+    "a module name's prefix": ("if fn.__module__.startswith('torch.cuda'):\n    y = y.cuda()\n", [(2, 10)]),
     "else arm of type() == a CUDA type": (
         "def f(x, y):\n    if x.type() == 'torch.cuda.FloatTensor':\n        pass\n    else:\n        y = y.cuda()\n"
         "    return y\n", [(5, 14)]),

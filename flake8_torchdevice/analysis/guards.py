@@ -66,8 +66,10 @@ def _name_polarity(identifier: str) -> int:
 def _device_text_polarity(text: str) -> Optional[int]:
     """`"cuda:0"` +1, `"cpu"` -1, other device strings (`"mps"`) None."""
     text = text.strip().lower()
-    if text.startswith(("cuda", "gpu", "torch.cuda")):
-        return 1  # also a tensor type: `x.type() == "torch.cuda.FloatTensor"`
+    if text.startswith(("cuda", "gpu")):
+        return 1
+    if text.startswith("torch.cuda.") and text.endswith("tensor"):
+        return 1  # a CUDA tensor's type: `x.type() == "torch.cuda.FloatTensor"`
     if text == "cpu":
         return -1
     return None
@@ -152,6 +154,8 @@ class GuardModel:
         receiver = method_call(test, "startswith")
         if receiver is not None and test.args:
             prefix = string_value(test.args[0].value)
+            if prefix is not None and prefix.rstrip(".") == "torch.cuda" and method_call(receiver, "type") is not None:
+                return 1  # `x.type().startswith("torch.cuda")`
             if prefix is not None:
                 return _device_text_polarity(prefix) or 0
         name = last_identifier(test.func)
