@@ -126,7 +126,8 @@ def _fix_round(text: str, filename: str, options: Options,
     """One pass: the fixes that do not overlap, applied together."""
     module = parse_cst(text)
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
-    raw = [entry for entry in analyse_module(module, rules, options, index_for(filename, source=text)) if is_applicable(entry[3], options)]
+    raw = [entry for entry in analyse_module(module, rules, options, index_for(filename, source=text), filename)
+           if is_applicable(entry[3], options)]
     if not raw:
         return text, []
     site = selection_site(module)

@@ -279,3 +279,79 @@ def test_host_side_work_on_values_moved_to_the_cpu():
     assert tdv201(code) == []
     # the same mix with the device tensor itself is the bug
     assert tdv201(code.replace("usable.cpu()", "usable")) == [(7, 16, "TDV201"), (9, 67, "TDV201")]
+
+
+# Issue 15, part 6: a factory handed to a helper of the project that returns its argument moved.
+MOVERS = {
+    "try_gpu": ("def try_gpu(x):\n    if torch.cuda.is_available():\n        return x.cuda()\n    return x\n"),
+    "to_device": "def to_device(t, device):\n    return t.to(device)\n",
+    "to_cuda": "def to_cuda(t):\n    return t.cuda()\n",
+    "to(device) after an assignment": "def to_device(t, device):\n    t = t.float()\n    return t.to(device, non_blocking=True)\n",
+}
+MOVER_CALLS = {
+    "try_gpu": "return x + try_gpu(torch.zeros(3))",
+    "to_device": "return x + to_device(torch.arange(x.shape[0]), x.device)",
+    "to_cuda": "m = to_cuda(torch.ones(2))\nreturn x * m",
+    "to(device) after an assignment": "return x * to_device(torch.ones(2), x.device)",
+}
+
+
+def _with_helper(helper: str, body: str) -> str:
+    return "import torch\nimport torch.nn as nn\n" + helper + "class M(nn.Module):\n    def forward(self, x):\n" + \
+        "".join(f"        {line}\n" for line in body.splitlines())
+
+
+@pytest.mark.parametrize("name", list(MOVERS))
+def test_factory_moved_by_a_helper_of_the_file(name):
+    assert tdv201(_with_helper(MOVERS[name], MOVER_CALLS[name])) == []
+
+
+def test_factory_moved_by_a_method_of_the_class():
+    code = ("import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def _dev(self, t):\n"
+            "        return t.to(self.device)\n    def forward(self, x):\n        return x + self._dev(torch.zeros(3))\n")
+    assert tdv201(code) == []
+
+
+NOT_MOVERS = {
+    # returns its argument as it is
+    "identity": ("def keep(t):\n    return t\n", "return x + keep(torch.zeros(3))", [(7, 24)]),
+    # moves something else than its first parameter
+    "moves another parameter": ("def put(device, t):\n    return device.cuda()\n",
+                                "return x + put(x.device, torch.zeros(3))", [(7, 33)]),
+    # the factory is not the moved (first) argument
+    "factory as a later argument": ("def to_device(t, other):\n    return t.to(other)\n",
+                                    "return x + to_device(x, torch.zeros(3))", [(7, 32)]),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_MOVERS))
+def test_helpers_that_move_nothing_of_the_factory(name):
+    helper, body, expected = NOT_MOVERS[name]
+    assert tdv201(_with_helper(helper, body)) == [(line, col, "TDV201") for line, col in expected]
+
+
+def test_helper_passed_as_a_parameter_is_not_the_files_mover():
+    code = ("import torch\nimport torch.nn as nn\ndef to_cuda(t):\n    return t.cuda()\n"
+            "class M(nn.Module):\n    def forward(self, x, to_cuda):\n        return x + to_cuda(torch.zeros(3))\n")
+    assert tdv201(code) == [(7, 27, "TDV201")]
+
+
+def test_type_of_another_tensor_is_still_no_move_next_to_a_mover():
+    """rules.md (TDV201): `t.type(x.type())` goes to the current CUDA device, not x's."""
+    code = _with_helper(MOVERS["to_cuda"], "return to_cuda(x) * torch.ones(3).type(x.type())")
+    assert tdv201(code) == [(7, 28, "TDV201")]
+
+
+def test_imported_mover_of_the_project(tmp_path):
+    from flake8_torchdevice.analysis import project
+    from flake8_torchdevice.engine import Options, lint_source
+    (tmp_path / "utils.py").write_text("def to_device(t, device):\n    return t.to(device)\n"
+                                       "def describe(t):\n    return str(t)\n", encoding="utf-8")
+    (tmp_path / "model.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom utils import to_device, describe\nclass M(nn.Module):\n"
+        "    def forward(self, x):\n        y = x + to_device(torch.zeros(3), x.device)\n"
+        "        return y + describe(torch.ones(3))\n", encoding="utf-8")
+    project.clear_cache()
+    path = tmp_path / "model.py"
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
+    assert [(f.line, f.col, f.code) for f in found] == [(7, 28, "TDV201")]

@@ -1,7 +1,9 @@
 """Family 1: code that hard-codes CUDA and so fails on CPU-only, MPS and XPU machines.
 
 Code under a CUDA guard (see `Analyzer.guarded`) only runs where CUDA exists and is
-never reported by this family.
+never reported by this family; nor is a module that is CUDA-only on purpose
+(`accelerators/cuda.py`, or one whose top raises without CUDA). TDV104 does not ask:
+a device method never called is a bug on CUDA machines too.
 """
 
 from __future__ import annotations
@@ -99,8 +101,15 @@ class CudaCall(Rule):
       says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`),
       tests a device (`device.type == "cuda"`, `x.device == torch.device("cuda")`,
       `str(device).startswith("cuda")`, `x.is_cuda`, `device != "cpu"`,
-      `device_id is not None`), or `and`-combines one of these;
-    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`);
+      `device_id is not None`), tests that a tensor is on CUDA already
+      (`isinstance(x.data, torch.cuda.FloatTensor)`, `x.type() == "torch.cuda.FloatTensor"`,
+      `"cuda" in x.type()`), compares with a named constant or enum member
+      called `CUDA` or `cuda` (`rng_type == RNGType.CUDA`, `backend is Backend.CUDA`),
+      or `and`-combines one of these;
+    - a `case` of `match` on a device whose pattern names only CUDA
+      (`match device.type: case "cuda":`, `case "cuda" | "cuda:0":`, `case DeviceType.CUDA:`);
+    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`,
+      `if device_type != DeviceType.CUDA: ... else: ...`);
     - the code after `if not torch.cuda.is_available():` that ends in `return`,
       `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, and the code
       after `assert torch.cuda.is_available()`;
@@ -115,6 +124,15 @@ class CudaCall(Rule):
       `def cuda(self)`; a test module after such a `pytestmark = ...`. A helper whose
       name says CUDA (`def to_cuda(x)`, `class CUDACallback`) is no guard: it is called
       from code that may run anywhere, and the `.cuda()` inside it is what fails.
+    - all of a module that is CUDA-only on purpose, which users expect to use CUDA: a
+      CUDA backend file whose path says so (`cuda.py`, `*_cuda.py`, `cuda_*.py`, or any
+      file under a folder named `cuda`: `accelerators/cuda.py`, `ops/cuda/kernels.py`),
+      or a module whose top, before its first function or class, stops the import
+      without CUDA (`if not torch.cuda.is_available(): raise ImportError(...)`,
+      `assert torch.cuda.is_available()`). A raise inside a function, or after the
+      functions, does not make the module CUDA-only. Such a module still gets the
+      findings that are bugs on CUDA machines too: TDV2xx (tensors on the wrong device,
+      discarded moves), TDV104 and the deprecated `torch.cuda.amp` API (TDV501).
 
     Also not reported: `cuda(...)` called as a function of an imported module
     (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
@@ -242,7 +260,9 @@ class CudaLiteral(Rule):
       `--check-param-defaults`) to report these too.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, a flag named
       `use_cuda`, `if not torch.cuda.is_available(): return` before it, a
-      `@requires_cuda` decorator, ...; TDV101's page lists them all).
+      `@requires_cuda` decorator, ...; TDV101's page lists them all), and a module that
+      is CUDA-only on purpose (`accelerators/cuda.py`, or one whose top raises without
+      CUDA; TDV101's page says which).
 
     - Class attributes (`class Config: device = "cuda"`, dataclass fields): defaults like
       parameter defaults, reported with `torchdevice-check-param-defaults`. Options for
@@ -448,7 +468,9 @@ class CudaOnlyApi(Rule):
     - `pin_memory=True` given to a `DataLoader` (it warns and does not pin without an
       accelerator), `pin_memory=False`, and `pin_memory=<expression>`.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, `if device.type ==
-      "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all).
+      "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all), and a module
+      that is CUDA-only on purpose (`accelerators/cuda.py`, or one whose top raises
+      without CUDA; TDV101's page says which).
 
     ## Fix
     - `pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`.
@@ -672,6 +694,9 @@ class UncalledDeviceMethod(Rule):
     - Flags that happen to be named like a method: `args.cuda`, `opt.cpu`, `cfg.to`
       (on objects named `args`, `opt`, `cfg`, `config`, `hparams`, ...), `return msg.to`.
     - Functions of imported modules (`torch.cuda`, `numba.cuda`).
+
+    CUDA guards do not matter here, nor does a module that is CUDA-only on purpose
+    (`accelerators/cuda.py`): a method never called is a bug on CUDA machines too.
 
     ## Fix
     `flake8-torchdevice fix` calls the query: `if torch.cuda.is_available:` becomes

@@ -151,9 +151,13 @@ class LoadWithoutMapLocation(Rule):
       module-level name or dict of such URLs, `model_urls[arch]`): they hold CPU
       tensors.
     - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`,
-      `from .utils import load`) and names rebound locally (`load = my_loader`).
+      `from .utils import load`) and names rebound locally (`load = my_loader`);
+      a `try:` import of another loader with torch's as the `except ImportError:`
+      fallback resolves to the `try` arm, which runs first.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
-      lists them all), where CUDA checkpoints load fine.
+      lists them all), where CUDA checkpoints load fine; likewise a module that is
+      CUDA-only on purpose (`accelerators/cuda.py`, or one whose top raises without
+      CUDA; TDV101's page says which).
 
     ## Fix
     `flake8-torchdevice fix` adds `map_location=` with the device-aware value in

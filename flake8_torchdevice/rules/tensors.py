@@ -23,6 +23,7 @@ from ..analysis import (
     moves_to_cpu,
     number_value,
     parameter_names,
+    positional_args,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.syntax import ast_definitions
@@ -147,7 +148,11 @@ class FactoryWithoutDevice(Rule):
       inside a `with torch.device(d):` block.
     - The tensor is moved before it is used: `torch.ones(n).to(x.device)`,
       `mask = torch.ones(n)` followed by `mask = mask.to(x.device)` in the same
-      function, `.cuda()`, `.type_as(x)`.
+      function, `.cuda()`, `.type_as(x)`; or handed to a helper that returns its
+      first argument moved (`try_gpu(torch.zeros(3))`, `to_device(torch.arange(n), device)`):
+      a function of the file or a method of the class whose return is `t.to(...)` or
+      `t.cuda()` of that argument (also beside `return t` under a CUDA test), or such a
+      function imported from the project's other files.
     - `torch.zeros_like(x)` and `x.new_zeros(...)`: they follow `x`'s device.
     - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
       `torch.tensor(True)`, `torch.tensor(-width / 2)`, `torch.tensor(n)` of a
@@ -468,6 +473,9 @@ class FactoryWithoutDevice(Rule):
         """The fate of a tensor passed to `call`; None when the call returns a tensor
         derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
         callee = last_identifier(call.func) or ""
+        if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
+                and self.ctx.project_says(call.func, "moves_argument"):
+            return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
         if callee in NEUTRAL_CALLEES or callee in FACTORIES:
             return NEUTRAL
         if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
