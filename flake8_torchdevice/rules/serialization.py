@@ -246,7 +246,8 @@ class LoadWithoutMapLocation(Rule):
         if qualified in URL_LOADERS and self._is_cpu_weights_url(source):
             return  # torchvision's published weights
         # The fix: the device chosen at run time when one is in scope, else the CPU.
-        value = self.ctx.device_in_scope(node) or '"cpu"'
+        found = self.device_for_fix(node, add=False)
+        value = found[0] if found else '"cpu"'
         fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
             node, "map_location", value)
         name = _file_name(source) if source is not None else None
