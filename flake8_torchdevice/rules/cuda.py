@@ -128,11 +128,15 @@ class CudaCall(Rule):
     ## Fix
     `flake8-torchdevice fix` turns `x.cuda()` into `x.to(device)`, keeping keywords
     (`x.cuda(non_blocking=True)` -> `x.to(device, non_blocking=True)`), with the
-    device-aware value in scope (a `device` variable or parameter, a tensor
-    parameter's `.device`, `self.device` set in `__init__`). With none in scope, only
-    `fix --add-device` fixes it, adding `device = torch.device("cuda" if
-    torch.cuda.is_available() else "cpu")` after the imports. `.cuda(1)` and
-    `.cuda(args.gpu)` are not fixed: they pick a GPU that the value in scope may not be.
+    device chosen as people fixing it by hand choose it: in `forward(self, x)` the
+    input's `x.device`, in an optimizer's `for p in group["params"]:` `p.device`
+    (never the device of what is being moved); in another method of a module with
+    parameters `next(self.parameters()).device`; else a device variable in scope (a
+    `device` variable or parameter, `self.device` set in `__init__`, a tensor
+    parameter's `.device`). With none in scope, only `fix --add-device` fixes it,
+    adding `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`
+    after the imports. `.cuda(1)` and `.cuda(args.gpu)` are not fixed: they pick a GPU
+    that the value in scope may not be.
 
     ## How to silence it
     - One line: `x = x.cuda()  # noqa: TDV101`.

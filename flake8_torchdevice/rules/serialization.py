@@ -157,8 +157,10 @@ class LoadWithoutMapLocation(Rule):
 
     ## Fix
     `flake8-torchdevice fix` adds `map_location=` with the device-aware value in
-    scope (a `device` variable or parameter, a tensor parameter's `.device`,
-    `self.device` set in `__init__`, ...), else `map_location="cpu"`; a
+    scope (in `forward(self, x)` the input's `x.device`, in a method of a module with
+    parameters `next(self.parameters()).device`, a `device` variable or parameter, a
+    tensor parameter's `.device`, `self.device` set in `__init__`, ...), else
+    `map_location="cpu"`; a
     `map_location=None` gets the same value. The call keeps its layout: one argument
     per line stays so, a trailing comma and comments stay.
 

@@ -180,12 +180,15 @@ class FactoryWithoutDevice(Rule):
 
     ## Fix
     `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
-    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else
-    `device=<device>` when the function has a device parameter, else in `forward` or a
-    loss the first tensor parameter's device (the input is on the model's device).
-    Nothing else is certain to exist where the factory stands (a local tensor may be
-    computed after it, a moved argument is not on the device yet), so otherwise there
-    is no fix.
+    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else in
+    `forward` or a loss the device of the first parameter known to be a tensor (the
+    input is on the model's device; not `n` of `sample(self, n)`), else in a method of
+    a module with parameters `next(self.parameters()).device`, else a device variable
+    bound where the factory stands (a `device` parameter, `self.device` set in
+    `__init__`, `device = args.device` above it). Nothing else is certain to exist
+    there (a local tensor may be computed after it, a moved argument is not on the
+    device yet, a tensor parameter of a plain function may be anywhere), so otherwise
+    there is no fix, also with `--add-device`.
 
     ## How to silence it
     - One line: `mask = torch.ones(n)  # noqa: TDV201`.
