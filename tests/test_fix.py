@@ -1004,6 +1004,42 @@ def test_device_choice_1_a_tensor_on_the_model_s_device():
         """)
 
 
+def test_device_choice_1_201_the_first_parameter_known_to_be_a_tensor():
+    """`steps` is a number (`range(steps)`), `x` goes to a layer: the noise, which meets
+    no parameter, gets `x.device`, not `steps.device`."""
+    assert fixed("""\
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, steps, x):
+                noise = torch.randn(4)
+                h = self.fc(x)
+                for _ in range(steps):
+                    h = self.fc(h)
+                return h + noise
+        """) == same("""\
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, steps, x):
+                noise = torch.randn(4, device=x.device)
+                h = self.fc(x)
+                for _ in range(steps):
+                    h = self.fc(h)
+                return h + noise
+        """)
+
+
 def test_device_choice_2_the_module_s_parameters_when_no_tensor_is_in_scope():
     """`n` is a number, `images` is what is moved, forward moves its own input (so its
     inputs may arrive elsewhere): the device of the parameters the class builds. Not in

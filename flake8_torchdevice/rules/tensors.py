@@ -637,7 +637,7 @@ class FactoryWithoutDevice(Rule):
         met = self._tensor_parameter_in(partner) if partner is not None else None
         inputs = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
         return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
-                              inputs=inputs[:1] if frame.strict else (), add=False, tensor_parameters=False)
+                              inputs=inputs if frame.strict else (), add=False, tensor_parameters=False)
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
