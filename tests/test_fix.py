@@ -1282,8 +1282,8 @@ def test_fixed_devices_run_on_a_cpu_only_torch_and_on_the_emulated_gpu(tmp_path)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode != 0 and "Torch not compiled with CUDA enabled" in done.stderr
     text = fixed(code, add_device=True)
-    assert text == code.replace("import torch.nn as nn\n", "import torch.nn as nn\n\n_device = torch.device(\"cuda\" if "
-                                "torch.cuda.is_available() else \"cpu\")\n").replace(
+    selection = '_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    assert text == code.replace("import torch.nn as nn\n", "import torch.nn as nn\n\n" + selection).replace(
         "torch.ones(4).cuda()", "torch.ones(4).to(x.device)").replace(
         "torch.randn(n, 4)", "torch.randn(n, 4, device=next(self.parameters()).device)").replace(
         "torch.ones(1).cuda()", "torch.ones(1).to(p.device)").replace(
