@@ -1005,9 +1005,11 @@ def test_device_choice_1_a_tensor_on_the_model_s_device():
 
 
 def test_device_choice_1_201_the_first_parameter_known_to_be_a_tensor():
-    """`steps` is a number (`range(steps)`), `x` goes to a layer: the noise, which meets
-    no parameter, gets `x.device`, not `steps.device`."""
+    """`steps` is a number (`range(steps)`), `mask` may be None, `x` goes to a layer: the
+    noise, which meets no parameter, gets `x.device`, not `steps.device`."""
     assert fixed("""\
+        from typing import Optional
+
         import torch
         import torch.nn as nn
 
@@ -1016,13 +1018,15 @@ def test_device_choice_1_201_the_first_parameter_known_to_be_a_tensor():
                 super().__init__()
                 self.fc = nn.Linear(4, 4)
 
-            def forward(self, steps, x):
+            def forward(self, steps, mask: Optional[torch.Tensor] = None, *, x):
                 noise = torch.randn(4)
                 h = self.fc(x)
                 for _ in range(steps):
                     h = self.fc(h)
-                return h + noise
+                return h.masked_fill(mask, 0) + noise
         """) == same("""\
+        from typing import Optional
+
         import torch
         import torch.nn as nn
 
@@ -1031,12 +1035,12 @@ def test_device_choice_1_201_the_first_parameter_known_to_be_a_tensor():
                 super().__init__()
                 self.fc = nn.Linear(4, 4)
 
-            def forward(self, steps, x):
+            def forward(self, steps, mask: Optional[torch.Tensor] = None, *, x):
                 noise = torch.randn(4, device=x.device)
                 h = self.fc(x)
                 for _ in range(steps):
                     h = self.fc(h)
-                return h + noise
+                return h.masked_fill(mask, 0) + noise
         """)
 
 

@@ -372,10 +372,15 @@ def _tensor_input(ctx: "Analyzer", function: cst.FunctionDef, avoid: AbstractSet
 
 def _is_known_tensor(ctx: "Analyzer", function: cst.FunctionDef, name: str) -> bool:
     """Is parameter `name` of `function` (the function being walked) a tensor: its kind
-    says so, or, not rebound, the function reads it as one anywhere or passes it to a layer?"""
+    says so, or, not rebound, the function reads it as one anywhere or passes it to a layer?
+    Not one defaulting to None (`mask: Optional[Tensor] = None`): it may be None."""
     scope = ctx.function_scope()
     if scope.node is not function:
         return False
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and isinstance(param.default, cst.Name) and param.default.value == "None":
+            return False
     if ctx.kinds.kind_of(cst.Name(name)) == TENSOR:
         return True
     kinds = ctx.kinds.facts(scope)
