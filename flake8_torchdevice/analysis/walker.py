@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -295,13 +295,16 @@ class Analyzer(cst.CSTVisitor):
             self._can_add_device = bool(self.stack) and selection_site(self.stack[0]) is not None
         return self._can_add_device
 
-    def device_in_scope(self, node: Optional[cst.CSTNode] = None) -> Optional[str]:
+    def device_in_scope(self, node: Optional[cst.CSTNode] = None, stack: Optional[Sequence[cst.CSTNode]] = None,
+                        avoid: AbstractSet[str] = frozenset(), tensors: bool = True) -> Optional[str]:
         """The text of a device-aware value visible where the traversal is (at `node`,
-        the node being visited): `device`, `x.device`, `self.device`; None when there is
-        none. See `devices.DeviceFinder`."""
+        the node being visited; or at the end of `stack`, the nodes from the module down
+        to one visited earlier): `device`, `x.device`, `self.device`; None when there is
+        none. `tensors=False` leaves out tensor parameters' `.device`, `avoid` the
+        tensor parameters named so. See `devices.DeviceFinder`."""
         if self._device_finder is None:  # kept for the traversal: it caches per block
             self._device_finder = DeviceFinder(self.resolve, self.cuda_polarity)
-        return self._device_finder.find(self.stack)
+        return self._device_finder.find(self.stack if stack is None else stack, avoid, tensors)
 
     # ---------------------------------------------------------------- bindings and moves
 

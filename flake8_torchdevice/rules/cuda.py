@@ -9,13 +9,13 @@ a device method never called is a bug on CUDA machines too.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import AbstractSet, Optional
 
 import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
                         method_call, positional_args, string_value)
-from .base import Fix, Rule, with_first_argument, with_keyword
+from .base import Fix, Rule, names_read, with_first_argument, with_keyword
 
 # `torch.cuda.<name>` functions and classes that raise on a build without CUDA (each one
 # is shown to raise on CPU-only torch by tests/test_cuda_only_apis.py, with its error).
@@ -146,11 +146,15 @@ class CudaCall(Rule):
     ## Fix
     `flake8-torchdevice fix` turns `x.cuda()` into `x.to(device)`, keeping keywords
     (`x.cuda(non_blocking=True)` -> `x.to(device, non_blocking=True)`), with the
-    device-aware value in scope (a `device` variable or parameter, a tensor
-    parameter's `.device`, `self.device` set in `__init__`). With none in scope, only
-    `fix --add-device` fixes it, adding `device = torch.device("cuda" if
-    torch.cuda.is_available() else "cpu")` after the imports. `.cuda(1)` and
-    `.cuda(args.gpu)` are not fixed: they pick a GPU that the value in scope may not be.
+    device chosen as people fixing it by hand choose it: in `forward(self, x)` the
+    input's `x.device`, in an optimizer's `for p in group["params"]:` `p.device`
+    (never the device of what is being moved); in another method of a module with
+    parameters `next(self.parameters()).device`; else a device variable in scope (a
+    `device` variable or parameter, `self.device` set in `__init__`, a tensor
+    parameter's `.device`). With none in scope, only `fix --add-device` fixes it,
+    adding `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`
+    after the imports. `.cuda(1)` and `.cuda(args.gpu)` are not fixed: they pick a GPU
+    that the value in scope may not be.
 
     ## How to silence it
     - One line: `x = x.cuda()  # noqa: TDV101`.
@@ -195,7 +199,8 @@ class CudaCall(Rule):
         index (`.cuda(1)`, `.cuda(args.gpu)`) picks a GPU the device in scope may not be."""
         if positional_args(call) or keyword(call, "device") is not None or any(a.star for a in call.args):
             return None
-        found = self.device_for_fix(call)
+        assert isinstance(call.func, cst.Attribute)
+        found = self.device_for_fix(call, names_read(call.func.value))  # not `x.to(x.device)`
         if found is None:
             return None
         device, added = found
@@ -321,7 +326,8 @@ class CudaLiteral(Rule):
         for name in self.DEVICE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and is_cuda_literal(arg.value):
-                self.report(arg.value, fix=self._use_fix(arg.value, checkpoint=name == "map_location"))
+                self.report(arg.value, fix=self._use_fix(arg.value, _receiver_names(node),
+                                                         checkpoint=name == "map_location"))
         if self.ctx.resolve(node.func) in self.DEVICE_FUNCTIONS:
             device = first_argument(node, "type")
             if device is not None and is_cuda_literal(device) and keyword(node, "device") is None:
@@ -329,7 +335,7 @@ class CudaLiteral(Rule):
         elif method_call(node, "to") is not None and node.args:
             first = node.args[0]
             if first.keyword is None and first.star == "" and is_cuda_literal(first.value):
-                self.report(first.value, fix=self._use_fix(first.value))
+                self.report(first.value, fix=self._use_fix(first.value, _receiver_names(node)))
         self._check_option_default(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -359,14 +365,16 @@ class CudaLiteral(Rule):
         if any(is_device_name(name.lstrip("-").replace("-", "_")) for name in options):
             self.report(default.value, fix=self._selection_fix(default.value))
 
-    def _use_fix(self, literal: cst.BaseExpression, checkpoint: bool = False) -> Optional[Fix]:
+    def _use_fix(self, literal: cst.BaseExpression, avoid: AbstractSet[str] = frozenset(),
+                 checkpoint: bool = False) -> Optional[Fix]:
         """`device="cuda"`, `.to("cuda")` -> the device-aware value in scope (else the one
         `--add-device` adds); `map_location="cuda"` -> that value, else `"cpu"`."""
         if string_value(literal) != "cuda":
             return None  # `"cuda:1"`, `f"cuda:{rank}"`: a chosen GPU, which the value in scope may not be
         if checkpoint:
-            return Fix().replace(literal, self.ctx.device_in_scope(literal) or '"cpu"')
-        found = self.device_for_fix(literal)
+            found = self.device_for_fix(literal, avoid, add=False)
+            return Fix().replace(literal, found[0] if found else '"cpu"')
+        found = self.device_for_fix(literal, avoid)
         return None if found is None else Fix().replace(literal, found[0]).needs_added_device(found[1])
 
     def _selection_fix(self, literal: cst.BaseExpression) -> Optional[Fix]:
@@ -617,12 +625,14 @@ class CudaOnlyApi(Rule):
 
     def _type_fix(self, call: cst.Call, name: str) -> Optional[Fix]:
         """`x.type(torch.cuda.FloatTensor)` -> `x.to(device, torch.float32)`."""
-        dtype, found = self._dtype(name), self.device_for_fix(call)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else call.func
+        dtype, found = self._dtype(name), self.device_for_fix(call, names_read(receiver))
         if dtype is None or found is None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
             return None
         typed = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")),  # type: ignore[attr-defined]
                                   args=[call.args[0].with_changes(value=cst.parse_expression(dtype))])
-        return Fix().replace(call, typed.with_changes(args=with_first_argument(typed, found[0])))
+        return Fix().replace(call, typed.with_changes(args=with_first_argument(typed, found[0]))
+                             ).needs_added_device(found[1])  # else the placeholder stays in the code
 
     def _report_type_use(self, argument: cst.BaseExpression, call: cst.Call) -> None:
         name = self._legacy_type(argument)
@@ -787,6 +797,12 @@ class UncalledDeviceMethod(Rule):
             own = dotted_name(receiver)
             return own is not None and any(dotted_name(t.target) == own for t in targets)
         return False
+
+
+def _receiver_names(call: cst.Call) -> AbstractSet[str]:
+    """The names `x.to(...)` or `x.new_zeros(..., device=...)` reads in its receiver:
+    their tensors' device is not the one to write there."""
+    return names_read(call.func.value) if isinstance(call.func, cst.Attribute) else frozenset()
 
 
 __all__ = ["CUDA_ONLY_APIS", "CudaCall", "CudaLiteral", "CudaOnlyApi", "DEVICE_QUERIES", "LEGACY_CUDA_TYPES",

@@ -28,7 +28,7 @@ from ..analysis import (
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.syntax import ast_definitions
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
-from .base import CallTrigger, Fix, Rule
+from .base import CallTrigger, Fix, Rule, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
@@ -185,12 +185,15 @@ class FactoryWithoutDevice(Rule):
 
     ## Fix
     `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
-    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else
-    `device=<device>` when the function has a device parameter, else in `forward` or a
-    loss the first tensor parameter's device (the input is on the model's device).
-    Nothing else is certain to exist where the factory stands (a local tensor may be
-    computed after it, a moved argument is not on the device yet), so otherwise there
-    is no fix.
+    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else in
+    `forward` or a loss the device of the first parameter known to be a tensor (the
+    input is on the model's device; not `n` of `sample(self, n)`), else in a method of
+    a module with parameters `next(self.parameters()).device`, else a device variable
+    bound where the factory stands (a `device` parameter, `self.device` set in
+    `__init__`, `device = args.device` above it). Nothing else is certain to exist
+    there (a local tensor may be computed after it, a moved argument is not on the
+    device yet, a tensor parameter of a plain function may be anywhere), so otherwise
+    there is no fix, also with `--add-device`.
 
     ## How to silence it
     - One line: `mask = torch.ones(n)  # noqa: TDV201`.
@@ -230,6 +233,7 @@ class FactoryWithoutDevice(Rule):
         self._device_blocks = 0  # depth of `with torch.device(...):` blocks
         self._device_withs: Set[int] = set()
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
+        self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
 
     # ------------------------------------------------------------ frames
 
@@ -297,6 +301,7 @@ class FactoryWithoutDevice(Rule):
             return
         if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.tensor_params) and not self._is_bound():
             return  # a 0-dim tensor mixes with any device, except as a clamp bound
+        self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._follow(node, node)
 
     def _is_bound(self) -> bool:
@@ -619,28 +624,28 @@ class FactoryWithoutDevice(Rule):
         name = dotted_name(call.func) or "torch.factory"
         message = self.message.format(call=name, remedy=self._remedy(FACTORY_NAMES.get(
             self.ctx.resolve(call.func) or "", ""), call))
-        device = self._device_for_fix(partner)
-        fix = Fix().add_keyword(call, "device", device) if device else None
+        found = self._device_for_fix(call, partner)
+        fix = Fix().add_keyword(call, "device", found[0]) if found else None
         frame = self._frame
         if frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
         else:
             self.report(call, message, fix=fix)
 
-    def _device_for_fix(self, partner: Optional[cst.CSTNode]) -> Optional[str]:
-        """`x.device` of the tensor parameter the new tensor meets, else a device
-        parameter, else in forward or a loss the first tensor parameter's device (the
-        input, which is on the model's device): parameters exist wherever the factory
-        stands in the function, a local may be bound after it. None when none is known."""
+    def _device_for_fix(self, call: cst.Call, partner: Optional[cst.CSTNode]) -> Optional[Tuple[str, bool]]:
+        """The device `fix` gives the factory (`base.device_for_fix`, which asks the
+        model): `x.device` of the tensor parameter the new tensor meets; in forward or a
+        loss the first tensor parameter's device (the input, which is on the model's
+        device); in a method of a module with parameters their device; a device
+        variable in scope where the factory stands. Parameters exist wherever the
+        factory stands in the function, a local may be bound after it; a tensor
+        parameter of a plain function is not known to be on the model's device. No
+        device is added: None when none is known."""
         frame = self._frame
-        tensor = self._tensor_parameter_in(partner) if partner is not None else None
-        if tensor is not None:
-            return f"{tensor}.device"
-        devices = [p for p in frame.params if is_device_name(p)]
-        if devices:
-            return devices[0]
+        met = self._tensor_parameter_in(partner) if partner is not None else None
         inputs = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
-        return f"{inputs[0]}.device" if frame.strict and inputs else None
+        return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
+                              inputs=inputs if frame.strict else (), add=False, tensor_parameters=False)
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
