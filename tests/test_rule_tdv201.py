@@ -190,6 +190,16 @@ HELPERS_REPORTED = {
     "parameter given to F.softmax, then weighted": (
         "import torch\nimport torch.nn.functional as F\ndef weighted(scores, n):\n"
         "    probs = F.softmax(scores, dim=-1)\n    return scores * torch.linspace(0, 1, n)\n", [(5, 20)]),
+    # issue 15, set 3: what a function computes from its tensor inputs lives where they live
+    "added to a covariance computed from the input (k-diffusion's fid)": (
+        "import torch\ndef fid(x, eps=1e-8):\n    x_cov = torch.cov(x.T)\n"
+        "    eps_eye = torch.eye(x_cov.shape[0]) * eps\n    return x_cov + eps_eye\n", [(4, 14)]),
+    "concatenated with the centred input (pyro's autocorrelation)": (
+        "import torch\ndef autocorrelation(input: torch.Tensor, n):\n    centered = input - input.mean(dim=-1, keepdim=True)\n"
+        "    pad = torch.zeros(n)\n    return torch.cat([centered, pad], dim=-1)\n", [(4, 10)]),
+    "concatenated with an item of the input batch in forward (neuralforecast)": (
+        forward("y = x['insample_y']\ny = y.unsqueeze(-1)\npad = torch.zeros(3, 1)\nreturn torch.cat([y, pad], dim=1)"),
+        [(7, 14)]),
     "type(x.type()) is not a move to x's device": (
         forward("m = torch.ones(3).type(x.type())\nreturn x * m"), [(5, 12)]),
 }
@@ -248,6 +258,18 @@ HELPERS_NOT_REPORTED = {
     "copied into a tensor parameter": (
         "import torch\ndef reset(x: torch.Tensor):\n    x.copy_(torch.zeros(3))\n    return x\n"),
     "0-dim tensor clamped itself": forward("return x * torch.clamp(torch.tensor(2.0), max=1.0)"),
+    "computed from tensors made here, through a call (BasicSR's calculate_weights_indices)": (
+        "import torch\ndef weights_for(x, scale, width):\n    u = torch.linspace(1, 8, 8) / scale\n"
+        "    w = kernel(u)\n    w = w / width\n    return w + torch.linspace(0, 1, 8)\n"),
+    "computed from the input's size only": (
+        "import torch\ndef grid(x: torch.Tensor):\n    n = x.shape[0] * 2\n    steps = torch.arange(n)\n"
+        "    return steps + torch.ones(n)\n"),
+    "computed from a host copy of the input": (
+        "import torch\ndef stats(x: torch.Tensor):\n    h = x.cpu() * 2\n    return h + torch.ones(3)\n"),
+    # nerf-pytorch: the script makes CUDA the default tensor type, factories follow it
+    "the file sets the default tensor type": (
+        "import torch\ndef render(raw: torch.Tensor):\n    return raw + torch.ones(3)\n"
+        "if __name__ == '__main__':\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n"),
     "accumulator of CPU values": (
         "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
         "    return total\n"),

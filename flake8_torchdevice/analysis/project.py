@@ -61,6 +61,9 @@ class FileSummary:
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
     savers: Set[str] = field(default_factory=set)  # functions, methods and classes that call torch.save
+    # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` / `torch.set_default_device(...)`
+    # at the module's level (also under `if __name__ == "__main__":`): factories follow it
+    sets_default_device: bool = False
 
     def defines(self, name: str) -> bool:
         return name in self.classes or name in self.returns or name in self.moved_returns or name in self.savers
@@ -224,7 +227,27 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                             break
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _summarise_function(summary, statement)  # type: ignore[arg-type]
+        elif not summary.sets_default_device:
+            summary.sets_default_device = _sets_default_device(statement, summary)
     return summary
+
+
+def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
+    """A module-level statement (or one in its `if`/`try` blocks) that sets the default
+    device of new tensors: `torch.set_default_device(d)`, or
+    `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (a CUDA type)."""
+    for node in _own_statements(ast.Module(body=[statement], type_ignores=[])):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+            continue
+        callee = summary.qualify(_dotted(node.value.func) or "")
+        if callee == "torch.set_default_device":
+            return True
+        if callee == "torch.set_default_tensor_type" and node.value.args:
+            kind = node.value.args[0]
+            text = kind.value if isinstance(kind, ast.Constant) and isinstance(kind.value, str) else _dotted(kind)
+            if text and "cuda" in text:
+                return True
+    return False
 
 
 _summaries: Dict[str, Tuple[Tuple[int, int], FileSummary]] = {}

@@ -80,6 +80,10 @@ class _Frame:
     # a plain function receiving tensors: mixing a new CPU tensor with a parameter known to
     # be a tensor (annotated, or used with a tensor-only method) is reported
     helper: bool = False
+    # locals computed from the inputs (`x_cov = torch.cov(x.T)`, `y = batch["y"]`): a
+    # tensor among them lives where the inputs live
+    derived: Set[str] = field(default_factory=set)
+    made_here: Set[str] = field(default_factory=set)  # locals computed from tensors made here
 
 
 @dataclass
@@ -109,6 +113,10 @@ class FactoryWithoutDevice(Rule):
       the new tensor is combined with it (arithmetic, comparison, `torch.cat`/`stack`/
       `where`/`maximum`, an argument of one of its methods: `x.index_select(0,
       torch.arange(n))`), or indexes with a mask computed from it (`table[x > 0]`);
+    - in both: what the function computes from its tensor inputs counts as they do
+      (`x_cov = torch.cov(x.T)`, then `x_cov + torch.eye(n)`; `y = batch["y"].unsqueeze(-1)`
+      in `forward`, then `torch.cat([y, pad])`), unless it reads only their size
+      (`x.shape[0]`), a host copy (`x.cpu()`), or a tensor the function made itself;
     - anywhere: when it is combined with a tensor known to be on a device chosen at
       run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
       is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
@@ -176,6 +184,9 @@ class FactoryWithoutDevice(Rule):
     - Code that only runs without CUDA (the `else:` arm of `if torch.cuda.is_available():`
       or of `if self.gpu_mode:`): every tensor there is on the CPU.
     - `x.new_tensor(torch.rand(n))`: `new_tensor` copies its argument to `x`'s device.
+    - A file that sets the default device for new tensors at its top level (also under
+      `if __name__ == "__main__":`): `torch.set_default_device(d)`, or
+      `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (nerf-pytorch).
     - Code that is CPU by design and meets no device tensor: data pipelines
       (`Dataset.__getitem__`, `collate_fn`, transforms, functions named like
       `transform`, `collate`, `preprocess`, `load_*`), scripts, utilities; plain
@@ -297,12 +308,18 @@ class FactoryWithoutDevice(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
         # in the `else:` arm of a CUDA test every tensor is on the CPU
-        if factory is None or self.ctx.cpu_only or self._has_device(node):
+        if factory is None or self.ctx.cpu_only or self._has_device(node) or self._default_device_is_set():
             return
         if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.tensor_params) and not self._is_bound():
             return  # a 0-dim tensor mixes with any device, except as a clamp bound
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._follow(node, node)
+
+    def _default_device_is_set(self) -> bool:
+        """The file sets the default device (nerf-pytorch's
+        `torch.set_default_tensor_type("torch.cuda.FloatTensor")`): factories follow it."""
+        project = self.ctx.project
+        return project is not None and project.own.sets_default_device
 
     def _is_bound(self) -> bool:
         """Is the call being visited (maybe through torch ops: `torch.log(t)`) a bound of
@@ -360,12 +377,34 @@ class FactoryWithoutDevice(Rule):
         entry = frame.pending.get(name)
         if entry is not None and entry[1] is not statement:
             del frame.pending[name]  # rebound to something else: forget the old tensor
-        if self._is_device_tensor(value):
+        read = list(_names_read(value))
+        made = any(n in frame.pending or n in frame.made_here for n in read) \
+            or self.ctx.kinds.is_fixed_tensor(value, True)
+        (frame.made_here.add if made else frame.made_here.discard)(name)
+        derived = (frame.strict or frame.helper) and not made and self._reads_inputs(read)
+        (frame.derived.add if derived else frame.derived.discard)(name)
+        if self._is_device_tensor(value) or (derived and self._computes_a_tensor(value)):
             frame.device_tensors.add(name)
         else:
             frame.device_tensors.discard(name)
         if self._is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
+
+    def _computes_a_tensor(self, value: cst.CSTNode) -> bool:
+        """A tensor by the model's kinds, or the result of a torch op (`torch.cov(x.T)`)."""
+        if isinstance(value, cst.Call) and _is_tensor_op(self.ctx.resolve(value.func)):
+            name = (self.ctx.resolve(value.func) or "").rsplit(".", 1)[-1]
+            return not name.startswith(_NOT_TENSOR_OP_PREFIXES) and name not in _NOT_TENSOR_OPS
+        return self.ctx.kinds.is_tensor(value)
+
+    def _reads_inputs(self, read: List[str]) -> bool:
+        """Do the names a value reads (`_names_read`) compute it from the function's
+        tensor inputs (a parameter that may hold a tensor, or a local computed from one),
+        other than for a size or on the CPU (`x.shape[0]`, `len(x)`, `x.cpu()`)?"""
+        frame = self._frame
+        if any(isinstance(name, _CpuOrSize) for name in read):
+            return False
+        return any(name in frame.tensor_params or name in frame.derived for name in read)
 
     # ------------------------------------------------------------ the factory's fate
 
@@ -678,6 +717,41 @@ class FactoryWithoutDevice(Rule):
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
         return "pass device=<tensor>.device of a tensor already on the right device"
+
+
+# torch.<name>(...) that do not compute a tensor from their arguments.
+_NOT_TENSOR_OP_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_")
+_NOT_TENSOR_OPS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
+                             "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
+                             "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype"})
+
+
+class _CpuOrSize(str):
+    """A marker `_names_read` yields for `.cpu()`, `.numpy()`, `.shape`, `len(...)`."""
+
+
+_SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
+
+
+def _names_read(node: cst.CSTNode):
+    """The names an expression reads, in order; a `_CpuOrSize` marker where it reads a
+    size or a host copy (`x.shape`, `x.size(0)`, `len(x)`, `x.cpu()`)."""
+    if isinstance(node, cst.Name):
+        yield node.value
+        return
+    if isinstance(node, cst.Attribute):
+        if node.attr.value in _SIZE_OR_HOST:
+            yield _CpuOrSize(node.attr.value)
+            return
+        yield from _names_read(node.value)
+        return
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float"):
+        yield _CpuOrSize(node.func.value)
+        return
+    if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        return  # names there may be the comprehension's own
+    for child in node.children:
+        yield from _names_read(child)
 
 
 def _maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
