@@ -200,6 +200,14 @@ HELPERS_REPORTED = {
     "concatenated with an item of the input batch in forward (neuralforecast)": (
         forward("y = x['insample_y']\ny = y.unsqueeze(-1)\npad = torch.zeros(3, 1)\nreturn torch.cat([y, pad], dim=1)"),
         [(7, 14)]),
+    # torchrl's TensorSpec.is_in: a method of a class that is no module receives tensors too
+    "method of a plain class compares its tensor argument": (
+        "import torch\nclass Spec:\n    def is_in(self, val: torch.Tensor) -> bool:\n"
+        "        return bool((val >= torch.zeros(3)).all())\n", [(4, 28)]),
+    # speechbrain's compute_periodic_features: a method of the new tensor takes a device tensor
+    "method of the new tensor given a tensor computed from the input": (
+        "import torch\ndef periodic(frames: torch.Tensor, lags: torch.Tensor):\n    periods = lags.unsqueeze(-1)\n"
+        "    idx = torch.arange(frames.size(-1)).view(1, 1, -1)\n    return idx.remainder(periods)\n", [(4, 10)]),
     "type(x.type()) is not a move to x's device": (
         forward("m = torch.ones(3).type(x.type())\nreturn x * m"), [(5, 12)]),
 }
@@ -270,6 +278,16 @@ HELPERS_NOT_REPORTED = {
     "the file sets the default tensor type": (
         "import torch\ndef render(raw: torch.Tensor):\n    return raw + torch.ones(3)\n"
         "if __name__ == '__main__':\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n"),
+    "__call__ of a transform class (detr's Normalize)": (
+        "import torch\nclass Normalize:\n    def __call__(self, image: torch.Tensor, boxes: torch.Tensor):\n"
+        "        return image, boxes / torch.tensor([4.0, 3.0, 4.0, 3.0])\n"),
+    # stable-diffusion's meshgrid(self, h, w): parameters of a module's method that are sizes
+    "a method of the new tensor given sizes": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def grid(self, h, w):\n"
+        "        y = torch.arange(0, h).view(h, 1, 1).repeat(1, w, 1)\n        return torch.cat([y, y], dim=-1)\n"),
+    "a tensor parameter cast to a CPU tensor type first (dino's to_one_hot)": (
+        "import torch\ndef to_one_hot(y: torch.Tensor, n: int):\n    y = y.type(torch.LongTensor).view(-1, 1)\n"
+        "    return torch.zeros(y.size(0), n).scatter_(1, y, 1)\n"),
     "accumulator of CPU values": (
         "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
         "    return total\n"),

@@ -108,11 +108,14 @@ class FactoryWithoutDevice(Rule):
       argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
       outside `torch`, added into something with `+=`, or returned from `forward`
       or a loss; functions nested in `forward` close over its tensors and count too;
-    - in any plain function, whatever its name, that receives a tensor (a parameter
-      annotated `torch.Tensor` or used as one: `x.size(0)`, `x.unsqueeze(1)`): when
-      the new tensor is combined with it (arithmetic, comparison, `torch.cat`/`stack`/
-      `where`/`maximum`, an argument of one of its methods: `x.index_select(0,
-      torch.arange(n))`), or indexes with a mask computed from it (`table[x > 0]`);
+    - in any plain function, or method of a class that is not a module (its dunders
+      such as a transform's `__call__` aside), whatever its name, that receives a
+      tensor (a parameter annotated `torch.Tensor` or used as one: `x.size(0)`,
+      `x.unsqueeze(1)`): when the new tensor is combined with it (arithmetic,
+      comparison, `torch.cat`/`stack`/`where`/`maximum`, an argument of one of its
+      methods: `x.index_select(0, torch.arange(n))`, or the other way round:
+      `torch.arange(n).remainder(x)`), or indexes with a mask computed from it
+      (`table[x > 0]`);
     - in both: what the function computes from its tensor inputs counts as they do
       (`x_cov = torch.cov(x.T)`, then `x_cov + torch.eye(n)`; `y = batch["y"].unsqueeze(-1)`
       in `forward`, then `torch.cat([y, pad])`), unless it reads only their size
@@ -290,7 +293,14 @@ class FactoryWithoutDevice(Rule):
             device_names = outer.device_names + device_names
         frame = _Frame(node, strict=strict, method_name=method_name, params=params)
         frame.returns_to_caller = strict and (method_name is None or name in ("forward", "__call__"))
-        frame.helper = (not strict and info is None and bool(tensor_params) and not _INIT_TIME_RE.search(name)
+        # a plain function, or a method of a class that is neither a module nor a data
+        # pipeline (torchrl's `TensorSpec.is_in(self, val)`)
+        # (not its dunders: `__call__` of a transform class, `__getitem__` of a dataset)
+        plain = info is None or (not info.is_module and not is_static_or_class_method(node)
+                                 and not (name.startswith("__") and name.endswith("__"))
+                                 and not _DATA_PIPELINE_RE.search(info.node.name.value)
+                                 and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
+        frame.helper = (not strict and plain and bool(tensor_params) and not _INIT_TIME_RE.search(name)
                         and not _BUILDER_RE.search(name) and not _DATA_PIPELINE_RE.search(name))
         frame.device_names = device_names
         frame.tensor_params = tensor_params
@@ -383,6 +393,11 @@ class FactoryWithoutDevice(Rule):
         (frame.made_here.add if made else frame.made_here.discard)(name)
         derived = (frame.strict or frame.helper) and not made and self._reads_inputs(read)
         (frame.derived.add if derived else frame.derived.discard)(name)
+        if name in frame.tensor_params and not derived and (frame.strict or frame.helper) and not made:
+            # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
+            # computed from the inputs is no longer the caller's tensor (a new CPU tensor
+            # is `pending` instead)
+            frame.tensor_params = frame.tensor_params - {name}
         if self._is_device_tensor(value) or (derived and self._computes_a_tensor(value)):
             frame.device_tensors.add(name)
         else:
@@ -440,6 +455,11 @@ class FactoryWithoutDevice(Rule):
                 if name in TO_PYTHON:
                     return NEUTRAL, None
                 if isinstance(call, cst.Call) and call.func is parent:
+                    met = [a.value for a in call.args if name not in _CROSS_DEVICE_METHODS
+                           and not name.endswith("_as") and self._is_known_tensor(a.value)]
+                    if met:
+                        self._partner = met[0]
+                        return BAD, None  # cpu_t.remainder(x), cpu_t.add_(x): the method mixes devices
                     if name.endswith("_") and not name.startswith("_"):
                         return NEUTRAL, None  # in-place fill: the tensor is used later, or not
                     child, depth = call, depth + 2  # x.view(...), x.float(), ...: same device
@@ -630,6 +650,11 @@ class FactoryWithoutDevice(Rule):
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         return frame.strict or (frame.helper and self.ctx.kinds.is_tensor(node))
 
+    def _is_known_tensor(self, node: cst.CSTNode) -> bool:
+        """A tensor operand that is certainly a tensor, not just a parameter of forward
+        that may hold one (`.view(h, 1)` of a size `h`)."""
+        return self._is_device_tensor(node) or (self._is_tensor_operand(node) and self.ctx.kinds.is_tensor(node))
+
     def _involves_tensor_operand(self, node: cst.CSTNode) -> bool:
         """A tensor operand, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""
         if self._is_tensor_operand(node):
@@ -733,6 +758,14 @@ class _CpuOrSize(str):
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
 
 
+def _casts_to_cpu_type(call: cst.Call) -> bool:
+    """`x.type(torch.LongTensor)`: a CPU tensor type moves the tensor to the CPU."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "type" and call.args):
+        return False
+    name = dotted_name(call.args[0].value) or ""
+    return name.endswith("Tensor") and ".cuda." not in name and name.startswith(("torch.", "th."))
+
+
 def _names_read(node: cst.CSTNode):
     """The names an expression reads, in order; a `_CpuOrSize` marker where it reads a
     size or a host copy (`x.shape`, `x.size(0)`, `len(x)`, `x.cpu()`)."""
@@ -747,6 +780,9 @@ def _names_read(node: cst.CSTNode):
         return
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float"):
         yield _CpuOrSize(node.func.value)
+        return
+    if isinstance(node, cst.Call) and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
+        yield _CpuOrSize("cpu")  # `x.to("cpu")`, `x.type(torch.LongTensor)`
         return
     if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
         return  # names there may be the comprehension's own
