@@ -211,3 +211,57 @@ def test_language_server_and_notebooks_see_the_project(tmp_path):
     path.write_text(json.dumps(notebook), encoding="utf-8")
     found = lint_notebook_text(path.read_text(encoding="utf-8"), str(path), ALL)
     assert [finding.code for _, finding in found] == ["TDV202"]
+
+
+# TDV401: a module built by a project function that returns it moved, or by a project
+# class that moves itself in `__init__`, is on its device before the wrap.
+BUILDER = """\
+def build_model(cfg, device):
+    model = Net(cfg)
+    return model.to(device)
+"""
+SELF_MOVING = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.to(device)
+
+
+class Plain(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+"""
+WRAPS = """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+from {source} import {names}
+
+
+def main(cfg, rank):
+{body}
+"""
+TDV401 = Options(enabled=frozenset({"TDV401"}))
+
+
+@pytest.mark.parametrize("files, body, expected", [
+    # moved by the builder, moved again after the wrap: not a move that comes too late
+    ({"utils.py": BUILDER}, "    model = build_model(cfg, rank)\n    ddp = DDP(model, device_ids=[rank])\n"
+     "    model.to(rank)\n    return ddp\n", []),
+    ({"models.py": SELF_MOVING}, "    return DDP(Net(rank), device_ids=[rank])\n", []),
+    ({"models.py": SELF_MOVING}, "    model = Net(rank)\n    ddp = DDP(model, device_ids=[rank])\n"
+     "    model.to(rank)\n    return ddp\n", []),
+    # the same class without its move is on the CPU when wrapped
+    ({"models.py": SELF_MOVING}, "    return DDP(Plain(rank), device_ids=[rank])\n", [(6, 11, "TDV401")]),
+    ({"models.py": SELF_MOVING}, "    model = Plain(rank)\n    ddp = DDP(model, device_ids=[rank])\n"
+     "    model.to(rank)\n    return ddp\n", [(7, 10, "TDV401")]),
+], ids=["function returning it moved", "class moving itself, built in place", "class moving itself, by name",
+        "class that does not move itself", "class that does not move itself, moved after"])
+def test_tdv401_sees_project_builders(tmp_path, files, body, expected):
+    write(tmp_path, files)
+    source, names = ("utils", "build_model") if "utils.py" in files else ("models", "Net, Plain")
+    write(tmp_path, {"train.py": WRAPS.format(source=source, names=names, body=body)})
+    assert findings(tmp_path / "train.py", TDV401) == expected

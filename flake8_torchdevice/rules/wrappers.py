@@ -180,15 +180,22 @@ class WrapBeforeMove(Rule):
         if self.ctx.cpu_only:
             return  # without CUDA, DataParallel calls the module directly
         module = first_argument(node, "module")
-        if module is None or is_device_move(module):
+        if module is None:
             return
         distributed = qualified in DISTRIBUTED
+        if is_device_move(module):
+            if not distributed:  # moved in place; still to be followed to a later CPU move
+                self._wrap_data_parallel(node, move_target(module), False)
+            return
         scope = self.ctx.function_scope()
         key = dotted_name(module)
-        if key is not None and key in scope.moved:
+        # placement per path: moved on every path that reaches the wrap
+        moved_before = key is not None and key in scope.moved
+        if distributed and moved_before:
             return
-        built_here = (isinstance(module, cst.Call) and self._builds_on_cpu(module)) or (
-            key is not None and self._built_here(key, scope))
+        built_here = not moved_before and (
+            (isinstance(module, cst.Call) and self._builds_on_cpu(module))
+            or (key is not None and self._built_here(key, scope)))
         if not distributed:
             self._wrap_data_parallel(node, key, built_here)
             return
@@ -230,13 +237,31 @@ class WrapBeforeMove(Rule):
                   built_here=built_here))
 
     def visit_Name(self, node: cst.Name) -> None:
-        # A DataParallel wrapper handed out (`return net`, `train(net)`, `{"g": net}`)
-        # may be moved by whoever gets it.
+        self._on_use(node, node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self._on_use(node, dotted_name(node))
+
+    def _on_use(self, node: cst.BaseExpression, name: Optional[str]) -> None:
+        """A DataParallel wrapper handed out (`return net`, `train(net)`, `{"g": net}`)
+        may be moved by whoever gets it; one moved to the CPU and then run, handed out
+        or stored fails at its forward on a machine with a GPU."""
         waiting = self.ctx.function_scope().notes.get("wraps waiting")
-        if not waiting or not _hands_out(self.ctx.parent()):
+        if not waiting or name is None:
             return
-        for wait in [w for w in waiting if not w.report_on_move and w.wrapper == node.value]:
-            if all(outer is not wait.node for outer in self.ctx.stack):  # not `m = DP(m)` itself
+        parent = self.ctx.parent()
+        handed_out = _hands_out(parent)
+        runs = _runs_or_keeps(node, parent, self.ctx)
+        if not handed_out and not runs:
+            return
+        for wait in [w for w in waiting if not w.report_on_move and name in (w.wrapper, w.module)]:
+            if any(outer is wait.node for outer in self.ctx.stack):
+                continue  # `m = DP(m)` itself
+            if wait.on_cpu and runs:
+                waiting.remove(wait)
+                self.report(wait.node, self.cpu_message)
+            elif handed_out and name == wait.wrapper and not wait.on_cpu:
                 waiting.remove(wait)
 
     def leave_Assign(self, node: cst.Assign) -> None:
@@ -261,7 +286,7 @@ class WrapBeforeMove(Rule):
         earlier in this file, moves itself or its layers to a device while it is built
         (`self.fc = nn.Linear(2, 2).cuda(rank)` in `__init__`)."""
         constructor = _constructor(call)
-        if constructor is None:
+        if constructor is None or self.ctx.builds_moved(constructor):
             return False
         info = self.ctx.class_facts.by_name.get(last_identifier(constructor.func) or "")
         return info is None or not info.moves_itself_when_built()
@@ -282,18 +307,43 @@ class WrapBeforeMove(Rule):
             return
         to_cpu = moves_to_cpu(call)
         for wait in [w for w in waiting if target in (w.module, w.wrapper)]:
-            waiting.remove(wait)
             if wait.report_on_move:  # DDP: moved after the wrap, too late
+                waiting.remove(wait)
                 if not to_cpu:
                     self.report(wait.node, wait.message, fix=wait.fix)
-            elif to_cpu and target == wait.wrapper:
-                self.report(wait.node, self.cpu_message)
+                continue
+            # DataParallel: moved to its device in time, or to the CPU, where its next
+            # forward (or whoever gets it next) fails on a machine with a GPU
+            wait.built_here = False
+            wait.on_cpu = to_cpu
 
     def leave_scope(self, scope: Scope) -> None:
         # DataParallel wraps that nothing moved before the end of the scope.
+        owner = self._module_being_built(scope)
         for wait in scope.notes.get("wraps waiting", ()):
-            if not wait.report_on_move and wait.built_here:
-                self.report(wait.node, wait.message)
+            if wait.report_on_move or not wait.built_here:
+                continue
+            if owner is not None and (wait.wrapper or "").startswith("self."):
+                # a sub-module of a model: wrong only if the code that builds the model
+                # runs it without moving it first
+                if owner.moves_itself_when_built() or not self._built_and_run_unmoved(owner.name):
+                    continue
+            self.report(wait.node, wait.message)
+
+    def _module_being_built(self, scope: Scope):
+        """The `nn.Module` class whose `__init__` `scope` is, else None."""
+        node = scope.node
+        info = self.ctx.current_class
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or node.name.value != "__init__" \
+                or info is None or not info.is_module:
+            return None
+        return info
+
+    def _built_and_run_unmoved(self, class_name: str) -> bool:
+        """Does this file build the class and run the instance (`model = Net()` ...
+        `model(x)`) without moving it first? Read from the whole file (project.py)."""
+        project = self.ctx.project
+        return project is not None and project.runs_unmoved_here(class_name)
 
     @staticmethod
     def _message(qualified: str) -> str:
@@ -313,6 +363,30 @@ class _Wait:
     report_on_move: bool  # DDP: a later move of the module proves the wrap came too early
     built_here: bool = False  # DataParallel: report at the end of the scope if nothing moved
     fix: Optional[Fix] = None
+    on_cpu: bool = False  # DataParallel: its module was moved to the CPU after the wrap
+
+
+# Calls that take a module without running it (saving it, printing it).
+_KEEPS_IDLE = frozenset({"torch.save", "print", "len", "id", "isinstance", "type", "str", "repr", "hasattr",
+                         "getattr", "setattr"})
+
+
+def _runs_or_keeps(node: cst.BaseExpression, parent: Optional[cst.CSTNode], ctx) -> bool:
+    """Is `node` run (`net(x)`), handed out (returned, put in a container), stored
+    (`self.net = net`, `nets["g"] = net`), or passed to a call that may run it (not
+    `torch.save(net, path)` nor `print(net)`)?"""
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return True
+    if isinstance(parent, (cst.Return, cst.Yield, cst.Element, cst.DictElement)):
+        return True
+    if isinstance(parent, cst.Assign) and parent.value is node:
+        return any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in parent.targets)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(2)
+        if isinstance(call, cst.Call):
+            callee = ctx.resolve(call.func) or (call.func.value if isinstance(call.func, cst.Name) else None)
+            return callee not in _KEEPS_IDLE
+    return False
 
 
 def _hands_out(parent: Optional[cst.CSTNode]) -> bool:
