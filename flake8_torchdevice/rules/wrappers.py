@@ -36,9 +36,19 @@ class WrapBeforeMove(Rule):
       before the wrap or the wrapper after it (`nn.DataParallel(m).to(device)`,
       `model = nn.DataParallel(model)` then `model.cuda()`) are both correct. It is
       reported when `m` was built in this scope and neither the module before the
-      wrap nor the wrapper after it is moved in the scope (a sub-module wrapped in
-      `__init__`), and when the wrapper is moved to the CPU (`.cpu()`,
-      `.to("cpu")`): DataParallel still runs on every visible GPU.
+      wrap nor the wrapper after it is moved in the scope, and when the wrapper (or
+      the module in it) is moved to the CPU (`.cpu()`, `.to("cpu")`) and then run,
+      returned, stored or passed on: DataParallel still runs on every visible GPU.
+    - A sub-module wrapped in `__init__` of a model (`self.enc =
+      nn.DataParallel(Enc())`) is reported when this file builds the model and runs
+      it (`model = Net()` ... `model(x)`) without moving it first.
+
+    "Moved before the wrap" holds per path: a move on one arm of an `if` only
+    (`if args.cuda: model.cuda()`, then an unconditional wrap) leaves the other arm's
+    module on the CPU, and a user's flag can be false on a machine with a GPU. A move
+    on every arm that falls through counts, and so does a move skipped only where CUDA
+    is certainly absent (`if torch.cuda.is_available(): model.cuda()`): there
+    `DataParallel` runs the module as it is.
 
     CUDA guards do not silence this rule: wrapping before moving breaks on GPU
     machines, exactly where a guard such as `if torch.cuda.device_count() > 1:` is
@@ -76,8 +86,12 @@ class WrapBeforeMove(Rule):
     ```
 
     ## When it is not reported
-    - The module was moved earlier in the same scope, or the argument is the move
-      itself (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
+    - The module was moved earlier in the same scope on every path to the wrap, or
+      the argument is the move itself
+      (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
+    - The module was built by a function that returns it moved (`return
+      model.cuda()`, in this file or imported from the project) or by a class that
+      moves itself while it is built (`self.to(device)` in `__init__`).
     - `DataParallel` whose wrapper is moved to a device later in the scope.
     - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
       module is moved after the wrap: a CPU module there is plain CPU training.
@@ -87,7 +101,11 @@ class WrapBeforeMove(Rule):
       moved already.
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
       put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
-      it may move it before its first forward.
+      it may move it before its first forward. Nor one moved to the CPU and then only
+      saved (`torch.save(model.state_dict(), path)`), or moved back to its device.
+    - A sub-module wrapped in `__init__` of a model that this file never builds, moves
+      before running, or hands to something else (`train(model)`); or of a model that
+      moves itself while it is built.
     - An argument that is not a name or a class-like (capitalised) call
       (`DataParallel(build())`).
     - A module whose class, defined earlier in the file, moves itself or its layers to
