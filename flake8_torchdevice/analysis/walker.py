@@ -86,18 +86,21 @@ def _is_skipped(node: cst.CSTNode) -> bool:
 @dataclass
 class _Branches:
     """An `if` being walked, for placement per path: the moved names before it and, for
-    each arm left so far, (moved at its end, does it fall through, does it only run
-    without CUDA)."""
+    each arm left so far, (moved at its end, does it fall through, is it the body)."""
 
     scope: Scope
     before: Set[str]
     arms: List[tuple] = dataclasses.field(default_factory=list)
 
-    def merged(self) -> tuple:
+    def merged(self, cpu_only: Callable[[bool], bool]) -> tuple:
         """(moved after the `if`, does it fall through): moved on every arm that falls
-        through, arms that only run without CUDA aside (there the CPU is the device)."""
+        through, arms that only run without CUDA aside (there the CPU is the device).
+        `cpu_only(True)`: does the body only run without CUDA; `(False)` the `else`."""
         falling = [arm for arm in self.arms if arm[1]]
-        counted = [arm for arm in falling if not arm[2]] or falling or self.arms
+        if len({frozenset(arm[0]) for arm in falling}) > 1:  # the arms disagree: does one not count?
+            counted = [arm for arm in falling if not cpu_only(arm[2])] or falling
+        else:
+            counted = falling or self.arms
         moved = set(counted[0][0]).intersection(*(arm[0] for arm in counted[1:])) if counted else set(self.before)
         return moved, bool(falling)
 
@@ -508,10 +511,10 @@ class Analyzer(cst.CSTVisitor):
             falls = self._if_falls_through  # an `elif`: its own arms merged already
         else:
             falls = node.orelse is not None and not _ends_in_exit(node.orelse.body)
-        cpu_only = self.guards.cuda_absent(node.test, attribute == "body")
-        frame.arms.append((set(frame.scope.moved), falls, cpu_only))
-        frame.scope.moved.clear()
-        frame.scope.moved.update(frame.before)
+        frame.arms.append((set(frame.scope.moved), falls, attribute == "body"))
+        if frame.scope.moved != frame.before:
+            frame.scope.moved.clear()
+            frame.scope.moved.update(frame.before)
 
     def _join_branches(self, node: cst.If) -> None:
         """After an `if`: moved on every arm that falls through (no `else` is an arm
@@ -520,10 +523,11 @@ class Analyzer(cst.CSTVisitor):
             return
         frame = self._branches.pop()
         if node.orelse is None:
-            frame.arms.append((set(frame.before), True, self.guards.cuda_absent(node.test, False)))
-        moved, self._if_falls_through = frame.merged()
-        frame.scope.moved.clear()
-        frame.scope.moved.update(moved)
+            frame.arms.append((frame.before, True, False))
+        moved, self._if_falls_through = frame.merged(lambda outcome: self.guards.cuda_absent(node.test, outcome))
+        if frame.scope.moved != moved:
+            frame.scope.moved.clear()
+            frame.scope.moved.update(moved)
 
     def _enter_body(self, node: cst.CSTNode) -> None:
         kind = type(node).__name__

@@ -258,8 +258,9 @@ class WrapBeforeMove(Rule):
         self._on_use(node, node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and node.value.value == "self":
-            self._on_use(node, dotted_name(node))
+        if isinstance(node.value, cst.Name) and node.value.value == "self" \
+                and self.ctx.function_scope().notes.get("wraps waiting"):
+            self._on_use(node, f"self.{node.attr.value}")
 
     def _on_use(self, node: cst.BaseExpression, name: Optional[str]) -> None:
         """A DataParallel wrapper handed out (`return net`, `train(net)`, `{"g": net}`)
