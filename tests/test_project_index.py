@@ -265,3 +265,41 @@ def test_tdv401_sees_project_builders(tmp_path, files, body, expected):
     source, names = ("utils", "build_model") if "utils.py" in files else ("models", "Net, Plain")
     write(tmp_path, {"train.py": WRAPS.format(source=source, names=names, body=body)})
     assert findings(tmp_path / "train.py", TDV401) == expected
+
+
+# TDV401: a sub-module wrapped in `__init__` is reported when a file of the project
+# builds the model and runs it before moving it.
+WRAPPING_MODEL = """\
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.DataParallel(Encoder())
+
+    def forward(self, x):
+        return self.enc(x)
+"""
+
+
+@pytest.mark.parametrize("train, expected", [
+    ("from models import Model\n\n\ndef main(x):\n    model = Model()\n    return model(x)\n", [(7, 19, "TDV401")]),
+    ("from .models import Model\n\n\ndef main(x):\n    model = Model()\n    return model(x)\n", [(7, 19, "TDV401")]),
+    ("import models\n\nmodel = models.Model().eval()\nout = model(x)\n", [(7, 19, "TDV401")]),
+    ("from models import Model\n\n\ndef main(x, device):\n    model = Model()\n    model.to(device)\n"
+     "    return model(x)\n", []),
+    ("from models import Model\n\n\ndef main(x):\n    model = Model()\n    return train(model, x)\n", []),
+    # another class of the same name, not the one linted
+    ("class Model:\n    pass\n\n\nmodel = Model()\nout = model(x)\n", []),
+], ids=["imported by name", "relative import", "module attribute", "moved before the run", "handed to a helper",
+        "another class of that name"])
+def test_tdv401_sub_module_judged_by_the_project_files_that_build_the_model(tmp_path, train, expected):
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/models.py": WRAPPING_MODEL,
+                     "pkg/train.py": train})
+    assert findings(tmp_path / "pkg" / "models.py", TDV401) == expected
+
+
+def test_tdv401_sub_module_without_a_project_is_not_reported(tmp_path):
+    write(tmp_path, {"models.py": WRAPPING_MODEL})
+    assert findings(tmp_path / "models.py", TDV401) == []

@@ -174,8 +174,8 @@ def _own_nodes(scope: ast.AST):
 
 
 def runs_unmoved(tree: ast.Module) -> Set[str]:
-    """The classes (by their last name) that a function or the module body of `tree`
-    builds into a name (`model = Net(...)`, `Net().eval()`) and then runs (`model(x)`)
+    """The classes (their callee as written: "Net", "models.Net") that a function or
+    the module body of `tree` builds into a name (`model = Net(...)`, `Net().eval()`) and then runs (`model(x)`)
     with no move of that name before (`model.to(d)`, `model.cuda()`, in any arm). A
     name passed, returned or stored before it runs escapes: whoever gets it may move it."""
     found: Set[str] = set()
@@ -191,9 +191,9 @@ def runs_unmoved(tree: ast.Module) -> Set[str]:
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is name:
                     root = _chain_root(parent.value)
                     if isinstance(root, ast.Call) and not _is_move(parent.value):
-                        last = (_dotted(root.func) or "").rpartition(".")[2]
-                        if last[:1].isupper():
-                            built[name.id] = last
+                        callee = _dotted(root.func) or ""
+                        if callee.rpartition(".")[2][:1].isupper():
+                            built[name.id] = callee
                 continue
             if name.id not in built:
                 continue
@@ -334,6 +334,62 @@ def _find_module(importer: str, module: str) -> Optional[str]:
     return _found[key]
 
 
+_MAX_PROJECT_FILES = 3000
+_SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "build", "dist", "__pycache__", "venv", "env"})
+_project_listing: Dict[str, Tuple[str, ...]] = {}
+_runs_unmoved_cache: Dict[Tuple[str, str], Tuple[Tuple[int, int], Tuple[str, ...]]] = {}
+
+
+def _project_files(path: str) -> Tuple[str, ...]:
+    """The `.py` files of the project `path` is in (sorted; none when no project root
+    is found within a few parent folders)."""
+    folder = os.path.dirname(path)
+    for _ in range(_MAX_PARENTS):
+        if _is_project_root(folder):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ()
+        folder = parent
+    else:
+        return ()
+    if folder not in _project_listing:
+        found: List[str] = []
+        for root, folders, files in os.walk(folder):
+            folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
+            found.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(".py"))
+            if len(found) > _MAX_PROJECT_FILES:
+                found = []  # too big to read on a question: unknown
+                break
+        _project_listing[folder] = tuple(found)
+    return _project_listing[folder]
+
+
+def _runs_unmoved_of(path: str, class_name: str) -> Tuple[str, ...]:
+    """`runs_unmoved` of a file, the callees that end in `class_name`, cached by the
+    file's size and modification time; only files whose text names the class are parsed."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ()
+    key = (stat.st_size, stat.st_mtime_ns)
+    cached = _runs_unmoved_cache.get((path, class_name))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    callees: Tuple[str, ...] = ()
+    if stat.st_size <= _MAX_FILE_BYTES:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+            if class_name in text:
+                callees = tuple(sorted(c for c in runs_unmoved(ast.parse(text))
+                                       if c.rpartition(".")[2] == class_name))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            callees = ()
+    _runs_unmoved_cache[(path, class_name)] = (key, callees)
+    return callees
+
+
 def _is_project_root(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, marker))
                for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
@@ -451,6 +507,32 @@ class ProjectIndex:
             self._whole_tree = None
         return class_name in self._runs_unmoved
 
+    def runs_unmoved_in_project(self, class_name: str) -> bool:
+        """Does another file of the project import this file's class `class_name`, build
+        it and run the instance before moving it? The project's files (those under the
+        nearest parent folder holding `.git`, `pyproject.toml`, `setup.py` or
+        `setup.cfg`, at most a few thousand) that name the class are read, once per
+        file version."""
+        if self.path is None:
+            return False
+        mine = os.path.abspath(self.path)
+        for path in _project_files(mine):
+            if path == mine:
+                continue
+            summary = _summary_of(path)
+            if summary is None:
+                continue
+            for callee in _runs_unmoved_of(path, class_name):
+                head, _, rest = callee.partition(".")
+                target = summary.imports.get(head)
+                if target is None:
+                    continue
+                found = self._definition(path, f"{target}.{rest}" if rest else target, 0)
+                if found is not None and found.name == class_name \
+                        and os.path.abspath(found.summary.path) == mine:
+                    return True
+        return False
+
     def moves_argument(self, reference: str) -> bool:
         """A project function that returns its first argument moved (`to_device(t)`)."""
         found = self._imported(reference)
@@ -554,6 +636,8 @@ def clear_cache() -> None:
     """Forget every summary (tests; a long-running server may call it too)."""
     _summaries.clear()
     _found.clear()
+    _project_listing.clear()
+    _runs_unmoved_cache.clear()
 
 
 def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> ProjectIndex:

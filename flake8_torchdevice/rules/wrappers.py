@@ -40,8 +40,9 @@ class WrapBeforeMove(Rule):
       the module in it) is moved to the CPU (`.cpu()`, `.to("cpu")`) and then run,
       returned, stored or passed on: DataParallel still runs on every visible GPU.
     - A sub-module wrapped in `__init__` of a model (`self.enc =
-      nn.DataParallel(Enc())`) is reported when this file builds the model and runs
-      it (`model = Net()` ... `model(x)`) without moving it first.
+      nn.DataParallel(Enc())`) is reported when this file, or another file of the
+      project that imports the model, builds the model and runs it (`model = Net()`
+      ... `model(x)`) without moving it first.
 
     "Moved before the wrap" holds per path: a move on one arm of an `if` only
     (`if args.cuda: model.cuda()`, then an unconditional wrap) leaves the other arm's
@@ -359,10 +360,12 @@ class WrapBeforeMove(Rule):
         return info
 
     def _built_and_run_unmoved(self, class_name: str) -> bool:
-        """Does this file build the class and run the instance (`model = Net()` ...
-        `model(x)`) without moving it first? Read from the whole file (project.py)."""
+        """Does this file, or another file of the project that imports the class, build
+        it and run the instance (`model = Net()` ... `model(x)`) without moving it
+        first? Read from the whole files (project.py)."""
         project = self.ctx.project
-        return project is not None and project.runs_unmoved_here(class_name)
+        return project is not None and (project.runs_unmoved_here(class_name)
+                                        or project.runs_unmoved_in_project(class_name))
 
     @staticmethod
     def _message(qualified: str) -> str:
