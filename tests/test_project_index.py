@@ -303,3 +303,14 @@ def test_tdv401_sub_module_judged_by_the_project_files_that_build_the_model(tmp_
 def test_tdv401_sub_module_without_a_project_is_not_reported(tmp_path):
     write(tmp_path, {"models.py": WRAPPING_MODEL})
     assert findings(tmp_path / "models.py", TDV401) == []
+
+
+def test_tdv401_wrapper_returned_to_a_project_file_that_runs_it(tmp_path):
+    maker = "import torch.nn as nn\n\n\ndef make_model():\n    return nn.DataParallel(Net())\n"
+    runs = "from models import make_model\n\nnet = make_model()\nout = net(x)\n"
+    moves = "from models import make_model\n\nnet = make_model()\nnet.cuda()\nout = net(x)\n"
+    write(tmp_path, {"setup.py": "", "models.py": maker, "train.py": runs})
+    assert findings(tmp_path / "models.py", TDV401) == [(5, 11, "TDV401")]
+    write(tmp_path, {"train.py": moves})
+    os.utime(tmp_path / "train.py", ns=(1, 1))  # a new version, whatever the clock's resolution
+    assert findings(tmp_path / "models.py", TDV401) == []

@@ -57,6 +57,13 @@ REPORTED = {
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.enc = nn.DataParallel(Enc())\n"
         "def main(x, device):\n    model = M()\n    y = model(x)\n    model.to(device)\n    return y\n", [(5, 19)]),
+    # A wrapper of a module built here, returned to a caller of the file that runs it unmoved.
+    "DataParallel returned to a caller that runs it": (
+        "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\ndef main(x):\n    net = make()\n"
+        "    return net(x)\n", [(3, 11)]),
+    "DataParallel returned by name to module-level code that runs it": (
+        "import torch.nn as nn\ndef make():\n    net = nn.DataParallel(Net())\n    return net\n"
+        "model = make()\nout = model(x)\n", [(3, 10)]),
     # Placement per path: moved on one arm only, the wrap runs on the other.
     "moved on one branch only": (
         "import torch.nn as nn\ndef f(args):\n    model = Net()\n    if args.cuda:\n        model.cuda()\n"
@@ -271,6 +278,15 @@ NOT_REPORTED = {
         "model = nn.DataParallel(Net())\n"),
     # A wrapper handed out may be moved by whoever gets it (stargan-v2's build_model).
     "DataParallel returned": "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\n",
+    "DataParallel returned to a caller that moves it first": (
+        "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\ndef main(x, device):\n    net = make()\n"
+        "    net.to(device)\n    return net(x)\n"),
+    "DataParallel of a parameter returned to a caller that runs it": (
+        "import torch.nn as nn\ndef make(model):\n    return nn.DataParallel(model)\ndef main(x):\n    net = make(Net())\n"
+        "    return net(x)\n"),
+    "DataParallel returned by a method": (
+        "import torch.nn as nn\nclass B:\n    def make(self):\n        return nn.DataParallel(Net())\n"
+        "def make():\n    pass\nnet = make()\nout = net(x)\n"),
     "DataParallel returned by name": (
         "import torch.nn as nn\ndef make():\n    net = nn.DataParallel(Net())\n    return net\n"),
     "DataParallel returned in a dict": (

@@ -174,8 +174,9 @@ def _own_nodes(scope: ast.AST):
 
 
 def runs_unmoved(tree: ast.Module) -> Set[str]:
-    """The classes (their callee as written: "Net", "models.Net") that a function or
-    the module body of `tree` builds into a name (`model = Net(...)`, `Net().eval()`) and then runs (`model(x)`)
+    """The classes and functions (their callee as written: "Net", "models.Net",
+    "make_model") that a function or the module body of `tree` builds a name with
+    (`model = Net(...)`, `Net().eval()`, `model = make_model()`) and then runs (`model(x)`)
     with no move of that name before (`model.to(d)`, `model.cuda()`, in any arm). A
     name passed, returned or stored before it runs escapes: whoever gets it may move it."""
     found: Set[str] = set()
@@ -191,8 +192,8 @@ def runs_unmoved(tree: ast.Module) -> Set[str]:
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is name:
                     root = _chain_root(parent.value)
                     if isinstance(root, ast.Call) and not _is_move(parent.value):
-                        callee = _dotted(root.func) or ""
-                        if callee.rpartition(".")[2][:1].isupper():
+                        callee = _dotted(root.func)
+                        if callee:
                             built[name.id] = callee
                 continue
             if name.id not in built:

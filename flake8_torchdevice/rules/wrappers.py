@@ -42,7 +42,9 @@ class WrapBeforeMove(Rule):
     - A sub-module wrapped in `__init__` of a model (`self.enc =
       nn.DataParallel(Enc())`) is reported when this file, or another file of the
       project that imports the model, builds the model and runs it (`model = Net()`
-      ... `model(x)`) without moving it first.
+      ... `model(x)`) without moving it first. Likewise a wrapper of a module built
+      in a function and returned (`return nn.DataParallel(Net())`), when a caller in
+      the file or the project runs the result unmoved (`net = make()` ... `net(x)`).
 
     "Moved before the wrap" holds per path: a move on one arm of an `if` only
     (`if args.cuda: model.cuda()`, then an unconditional wrap) leaves the other arm's
@@ -102,7 +104,8 @@ class WrapBeforeMove(Rule):
       moved already.
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
       put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
-      it may move it before its first forward. Nor one moved to the CPU and then only
+      it may move it before its first forward (unless a caller is seen running it
+      unmoved, above). Nor one moved to the CPU and then only
       saved (`torch.save(model.state_dict(), path)`), or moved back to its device.
     - A sub-module wrapped in `__init__` of a model that this file never builds, moves
       before running, or hands to something else (`train(model)`); or of a model that
@@ -247,13 +250,14 @@ class WrapBeforeMove(Rule):
             depth += 2
         wrapper = None
         statement = self.ctx.parent(depth)
-        if _hands_out(statement):
-            return  # `return nn.DataParallel(Net())`: whoever gets it may move it
+        returned = isinstance(statement, cst.Return)
+        if _hands_out(statement) and not (returned and built_here):
+            return  # `nets.g = nn.DataParallel(Net())`: whoever gets it may move it
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             wrapper = dotted_name(statement.targets[0].target)
         self.ctx.function_scope().note("wraps waiting", list).append(
             _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
-                  built_here=built_here))
+                  built_here=built_here, returned=returned))
 
     def visit_Name(self, node: cst.Name) -> None:
         self._on_use(node, node.value)
@@ -281,6 +285,8 @@ class WrapBeforeMove(Rule):
             if wait.on_cpu and runs:
                 waiting.remove(wait)
                 self.report(wait.node, self.cpu_message)
+            elif isinstance(parent, cst.Return) and name == wait.wrapper and wait.built_here:
+                wait.returned = True  # judged by the callers that run it
             elif handed_out and name == wait.wrapper and not wait.on_cpu:
                 waiting.remove(wait)
 
@@ -343,6 +349,12 @@ class WrapBeforeMove(Rule):
         for wait in scope.notes.get("wraps waiting", ()):
             if wait.report_on_move or not wait.built_here:
                 continue
+            if wait.returned:
+                # `return nn.DataParallel(Net())`: wrong only if a caller runs it unmoved
+                if not self._returned_and_run_unmoved(scope):
+                    continue
+                self.report(wait.node, wait.message)
+                continue
             if owner is not None and (wait.wrapper or "").startswith("self."):
                 # a sub-module of a model: wrong only if the code that builds the model
                 # runs it without moving it first
@@ -358,6 +370,15 @@ class WrapBeforeMove(Rule):
                 or info is None or not info.is_module:
             return None
         return info
+
+    def _returned_and_run_unmoved(self, scope: Scope) -> bool:
+        """Is `scope` a module-level function whose result this file, or another file of
+        the project, runs before moving it (`net = make()` ... `net(x)`)?"""
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or self.ctx.current_class is not None \
+                or len(self.ctx.functions) != 1:
+            return False
+        return self._built_and_run_unmoved(node.name.value)
 
     def _built_and_run_unmoved(self, class_name: str) -> bool:
         """Does this file, or another file of the project that imports the class, build
@@ -386,6 +407,7 @@ class _Wait:
     built_here: bool = False  # DataParallel: report at the end of the scope if nothing moved
     fix: Optional[Fix] = None
     on_cpu: bool = False  # DataParallel: its module was moved to the CPU after the wrap
+    returned: bool = False  # DataParallel built here and returned: its callers decide
 
 
 # Calls that take a module without running it (saving it, printing it).
