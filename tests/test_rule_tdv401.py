@@ -90,6 +90,9 @@ REPORTED = {
     "DataParallel of an inline move, moved to the cpu, then run": (
         "import torch.nn as nn\ndef f(x, model, device):\n    net = nn.DataParallel(model.to(device))\n"
         "    net = net.cpu()\n    return net(x)\n", [(3, 10)]),
+    "module moved to the cpu under its DataParallel, then the wrapper run": (
+        "import torch.nn as nn\ndef f(x, model):\n    net = nn.DataParallel(model)\n    model.cpu()\n"
+        "    y = model(x)\n    return net(x)\n", [(3, 10)]),
     "DataParallel stored on self, moved to the cpu, then run": (
         "import torch.nn as nn\nclass T:\n    def setup(self, net, x):\n        self.net = nn.DataParallel(net)\n"
         "        self.net.cpu()\n        return self.net(x)\n", [(4, 19)]),
@@ -200,6 +203,9 @@ NOT_REPORTED = {
     "DataParallel moved to the cpu to be saved": (
         "import torch\nimport torch.nn as nn\ndef f(model, path):\n    model = nn.DataParallel(model)\n"
         "    model.cpu()\n    torch.save(model.state_dict(), path)\n    torch.save(model, path)\n"),
+    "module moved to the cpu under its DataParallel, then run alone": (
+        "import torch.nn as nn\ndef f(x, model):\n    net = nn.DataParallel(model)\n    model.cpu()\n"
+        "    return model(x)\n"),
     "DataParallel moved to the cpu and back": (
         "import torch.nn as nn\ndef f(model, x, device):\n    model = nn.DataParallel(model)\n    model.cpu()\n"
         "    model.to(device)\n    return model(x)\n"),

@@ -282,7 +282,7 @@ class WrapBeforeMove(Rule):
         for wait in [w for w in waiting if not w.report_on_move and name in (w.wrapper, w.module)]:
             if any(outer is wait.node for outer in self.ctx.stack):
                 continue  # `m = DP(m)` itself
-            if wait.on_cpu and runs:
+            if wait.on_cpu and runs and name == wait.wrapper:
                 waiting.remove(wait)
                 self.report(wait.node, self.cpu_message)
             elif isinstance(parent, cst.Return) and name == wait.wrapper and wait.built_here:
