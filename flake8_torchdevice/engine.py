@@ -406,7 +406,7 @@ def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: C
         module = parse_cst(text)
     except SourceError as error:
         raise SourceError(error.reason, line_in_file(error.line), error.col) from None
-    raw = analyse_module(module, rules, options, index_for(filename, tree=tree))
+    raw = analyse_module(module, rules, options, index_for(filename, tree=tree), filename)
     if not raw:
         return []
     try:
@@ -439,14 +439,15 @@ def parse_cst(text: str) -> "cst.Module":
 
 
 def analyse_module(module: "cst.Module", rules: Sequence[type], options: Options,
-                   project: Optional[ProjectIndex] = None) -> list:
+                   project: Optional[ProjectIndex] = None, filename: Optional[str] = None) -> list:
     """The rules' raw findings `(node, code, message, fix)` for a parsed module: one traversal.
     `project` knows what the file's functions return and what its project's other files
-    define (`index_for(filename, ...)`); without it the rules know less, never report more."""
+    define (`index_for(filename, ...)`); without it the rules know less, never report more.
+    `filename` (as given, on disk or not) can say the module is CUDA-only (`accelerators/cuda.py`)."""
     from .analysis import Analyzer
 
     raw: list = []
-    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names, project)
+    analyzer = Analyzer(lambda a: [rule(a, raw, options) for rule in rules], options.guard_names, project, filename)
     try:
         analyzer.walk(module)
     except RecursionError:

@@ -26,8 +26,11 @@ return a new `Fix`:
   or `cst.RemoveFromParent()`.
 - `Fix().add_keyword(call, name, value)`: appends `name=value` in the call's layout.
 - `Fix().move_statement_before(statement, anchor)`: moves a statement line up.
-- `self.device_for_fix(node)`: the device-aware value in scope (the analysis'
-  `ctx.device_in_scope(node)`), else the selection `fix --add-device` adds (None
+- `self.device_for_fix(node, avoid)`: the device a fix writes, chosen in one place
+  (`rules.base.device_for_fix`): a tensor on the model's device (`x.device` of
+  forward's input, `p.device` of an optimizer's parameter; not the names in `avoid`,
+  what the fix moves), the module's parameters' device, a device variable in scope
+  (`ctx.device_in_scope(node)`), else the selection `fix --add-device` adds (None
   when the file does not import torch in its leading imports: nowhere to add it); a fix
   using that must say `.needs_added_device(added)`, and without the flag it is not
   offered (the finding is then not fixable).
@@ -126,7 +129,8 @@ def _fix_round(text: str, filename: str, options: Options,
     """One pass: the fixes that do not overlap, applied together."""
     module = parse_cst(text)
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
-    raw = [entry for entry in analyse_module(module, rules, options, index_for(filename, source=text)) if is_applicable(entry[3], options)]
+    raw = [entry for entry in analyse_module(module, rules, options, index_for(filename, source=text), filename)
+           if is_applicable(entry[3], options)]
     if not raw:
         return text, []
     site = selection_site(module)

@@ -3,6 +3,7 @@ comments, encodings, line endings, idempotence, files written atomically)."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -951,3 +952,349 @@ def test_103_fixed_constructors_run_on_a_cpu_only_torch():
     assert (a.dtype, b.shape, e.dtype) == (torch.float32, (2, 3), torch.float16)
     with pytest.raises(TypeError, match="not available"):
         torch.cuda.FloatTensor([0.5, 1])
+
+
+# ---------------------------------------------------------------- the device a fix writes (issue 15)
+# In this order: a tensor on the model's device (`x.device` of forward's input, `p.device`
+# of an optimizer's parameters), the module's own parameters' device, a device variable in
+# scope, and only then (with --add-device) the added selection.
+
+
+def test_device_choice_1_a_tensor_on_the_model_s_device():
+    """forward's first tensor input (`self.fc(x)`: a layer's input), an optimizer's `p`:
+    preferred to adding a selection, even with --add-device."""
+    assert fixed("""\
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.fc(x)
+                return h * torch.ones(4).cuda()
+
+        class Scaled(torch.optim.SGD):
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.mul_(torch.ones(1).cuda())
+                return super().step(closure)
+        """, add_device=True) == same("""\
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.fc(x)
+                return h * torch.ones(4).to(x.device)
+
+        class Scaled(torch.optim.SGD):
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.mul_(torch.ones(1).to(p.device))
+                return super().step(closure)
+        """)
+
+
+def test_device_choice_1_201_the_first_parameter_known_to_be_a_tensor():
+    """`steps` is a number (`range(steps)`), `mask` may be None, `x` goes to a layer: the
+    noise, which meets no parameter, gets `x.device`, not `steps.device`."""
+    assert fixed("""\
+        from typing import Optional
+
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, steps, mask: Optional[torch.Tensor] = None, *, x):
+                noise = torch.randn(4)
+                h = self.fc(x)
+                for _ in range(steps):
+                    h = self.fc(h)
+                return h.masked_fill(mask, 0) + noise
+        """) == same("""\
+        from typing import Optional
+
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, steps, mask: Optional[torch.Tensor] = None, *, x):
+                noise = torch.randn(4, device=x.device)
+                h = self.fc(x)
+                for _ in range(steps):
+                    h = self.fc(h)
+                return h.masked_fill(mask, 0) + noise
+        """)
+
+
+def test_device_choice_2_the_module_s_parameters_when_no_tensor_is_in_scope():
+    """`n` is a number, `images` is what is moved, forward moves its own input (so its
+    inputs may arrive elsewhere): the device of the parameters the class builds. Not in
+    `__init__` (the module is not moved yet), not in a class without parameters."""
+    assert fixed("""\
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(4))
+
+        class VAE(Block):
+            def __init__(self):
+                super().__init__()
+                self.decoder = nn.Sequential(nn.ReLU(), nn.Linear(8, 4))
+
+            def sample(self, n):
+                z = torch.randn(n, 8)
+                return self.decoder(z)
+
+            def predict(self, images):
+                return self(images.cuda())
+
+            def forward(self, x):
+                x = x.cuda()
+                return self.decoder(x) + torch.zeros(4).cuda()
+
+        class Wrapper(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = Block()
+                self.relu = nn.ReLU()
+
+            def go(self, n):
+                return self.inner.w * torch.arange(n).cuda()
+
+        class Stateless(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.relu = nn.ReLU()
+                self.norm = nn.LayerNorm(4, elementwise_affine=False)
+
+            def go(self, n):
+                return torch.arange(n).cuda()
+        """) == same("""\
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(4))
+
+        class VAE(Block):
+            def __init__(self):
+                super().__init__()
+                self.decoder = nn.Sequential(nn.ReLU(), nn.Linear(8, 4))
+
+            def sample(self, n):
+                z = torch.randn(n, 8, device=next(self.parameters()).device)
+                return self.decoder(z)
+
+            def predict(self, images):
+                return self(images.to(next(self.parameters()).device))
+
+            def forward(self, x):
+                x = x.to(next(self.parameters()).device)
+                return self.decoder(x) + torch.zeros(4).to(next(self.parameters()).device)
+
+        class Wrapper(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = Block()
+                self.relu = nn.ReLU()
+
+            def go(self, n):
+                return self.inner.w * torch.arange(n).to(next(self.parameters()).device)
+
+        class Stateless(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.relu = nn.ReLU()
+                self.norm = nn.LayerNorm(4, elementwise_affine=False)
+
+            def go(self, n):
+                return torch.arange(n).cuda()
+        """)
+
+
+def test_device_choice_3_a_device_variable_in_scope():
+    """`self.device` of a module without parameters, `device` bound before the factory
+    (not one bound after it), `args.device`; a tensor parameter of a plain function is
+    not known to be on the model's device, and one the function moves is not there yet."""
+    assert fixed("""\
+        import torch
+        import torch.nn as nn
+
+        class Sampler(nn.Module):
+            def __init__(self, net, device):
+                super().__init__()
+                self.net = net
+                self.device = device
+
+            def sample(self, n):
+                z = torch.randn(n, 8)
+                return self.net(z)
+
+        def train(args, model, x: torch.Tensor, y):
+            model.cuda()
+            return model(x.cuda()), y.cuda(), args.device
+
+        def run(args):
+            device = args.device
+            return torch.zeros(2).cuda()
+        """) == same("""\
+        import torch
+        import torch.nn as nn
+
+        class Sampler(nn.Module):
+            def __init__(self, net, device):
+                super().__init__()
+                self.net = net
+                self.device = device
+
+            def sample(self, n):
+                z = torch.randn(n, 8, device=self.device)
+                return self.net(z)
+
+        def train(args, model, x: torch.Tensor, y):
+            model.cuda()
+            return model(x.cuda()), y.cuda(), args.device
+
+        def run(args):
+            device = args.device
+            return torch.zeros(2).to(device)
+        """)
+
+
+def test_device_choice_4_the_added_selection_only_when_nothing_is_in_scope():
+    """With --add-device, `.cuda()` with nothing in scope gets the added selection; a
+    factory without device= gets none (no fix, as before: `h` is bound after it)."""
+    assert fixed("""\
+        import torch
+
+        def train(model, x: torch.Tensor, y):
+            model.cuda()
+            return model(x.cuda()), y.cuda()
+        """, add_device=True) == same("""\
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        def train(model, x: torch.Tensor, y):
+            model.to(device)
+            return model(x.to(device)), y.to(device)
+        """)
+    code = same("""\
+        import torch
+
+        def scale(x: torch.Tensor):
+            w = torch.ones(3)
+            h = x.to(target)
+            return h * w
+        """)
+    result = fix_source(code, "t.py", add_device=True)
+    assert result.text == code
+    assert [(f.code, f.line, f.fixable) for f in result.remaining_findings] == [("TDV201", 4, False)]
+
+
+def test_103_type_with_the_added_device_gets_the_selection():
+    """`x.type(torch.cuda.HalfTensor)` with nothing in scope: the selection is added (the
+    fix used to leave the placeholder name in the code)."""
+    assert fixed("""\
+        import torch
+
+        def half(x):
+            return x.type(torch.cuda.HalfTensor)
+        """, add_device=True) == same("""\
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        def half(x):
+            return x.to(device, torch.float16)
+        """)
+
+
+def test_fixed_devices_run_on_a_cpu_only_torch_and_on_the_emulated_gpu(tmp_path):
+    """Each choice in one program: it fails on a CPU-only torch; fixed, it runs there and
+    on the emulated GPU (where every device mix raises), on the GPU throughout."""
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.fc(x)
+                return h + torch.ones(4).cuda()
+
+            def sample(self, n):
+                z = torch.randn(n, 4)
+                return self.fc(z)
+
+
+        class Scaled(torch.optim.SGD):
+            @torch.no_grad()
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.mul_(torch.ones(1).cuda())
+                return super().step(closure)
+
+
+        def run(device):
+            net = Net().to(device)
+            opt = Scaled(net.parameters(), lr=0.1)
+            x = torch.randn(2, 4).cuda()
+            loss = net(x).sum() + net.sample(3).sum()
+            loss.backward()
+            opt.step()
+            return loss.device
+
+
+        model = Net().cuda()
+        print(run("cuda" if torch.cuda.is_available() else "cpu"), model.sample(1).device)
+        """)
+    script = tmp_path / "train.py"
+    script.write_text(code)
+    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode != 0 and "Torch not compiled with CUDA enabled" in done.stderr
+    text = fixed(code, add_device=True)
+    selection = '_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    assert text == code.replace("import torch.nn as nn\n", "import torch.nn as nn\n\n" + selection).replace(
+        "torch.ones(4).cuda()", "torch.ones(4).to(x.device)").replace(
+        "torch.randn(n, 4)", "torch.randn(n, 4, device=next(self.parameters()).device)").replace(
+        "torch.ones(1).cuda()", "torch.ones(1).to(p.device)").replace(
+        "torch.randn(2, 4).cuda()", "torch.randn(2, 4).to(device)").replace("Net().cuda()", "Net().to(_device)")
+    script.write_text(text)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "cpu cpu\n"), done.stderr[-2000:]
+    done = subprocess.run([sys.executable, "-m", "flake8_torchdevice.emulate", str(script)], capture_output=True,
+                          text=True, env={**env, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "cuda:0 cuda:0\n"), done.stderr[-2000:]

@@ -131,6 +131,65 @@ def test_gpu_count_below_a_name_is_no_guard():
     assert [(line, c) for line, _, c in findings(code)] == [(3, "TDV101")]
 
 
+# Issue 15, part 3: a guard may compare with a named constant or enum member.
+CONSTANT_GUARDS = {
+    "== enum member": "if rng_type == RNGType.CUDA:\n",
+    "== on a device type": "if device_type == DeviceType.CUDA:\n",
+    "is enum member": "if backend is Backend.CUDA:\n",
+    "lower-case member": "if self.kind == Kind.cuda:\n",
+    "constant on the left": "if DeviceType.CUDA == self.device_type:\n",
+    "nested class attribute": "if cfg.backend is self.Backends.CUDA:\n",
+    "combined with and": "if rng_type == RNGType.CUDA and seed is not None:\n",
+}
+
+
+@pytest.mark.parametrize("guard", CONSTANT_GUARDS.values(), ids=list(CONSTANT_GUARDS))
+def test_comparison_with_a_cuda_constant_guards(guard):
+    assert findings("import torch\n" + guard + BODY) == []
+
+
+def test_elif_comparison_with_a_cuda_constant_guards_its_arm():
+    code = ("import torch\nif self.device_type is DeviceType.CPU:\n    pass\nelif self.device_type is DeviceType.CUDA:\n"
+            + BODY + "else:\n    m = m.cuda()\n")
+    assert [(line, c) for line, _, c in findings(code)] == [(9, "TDV101")]
+
+
+def test_negated_comparison_with_a_cuda_constant_guards_the_else_arm():
+    code = ("import torch\nif device_type != DeviceType.CUDA:\n    m = m.cuda()\nelse:\n" + BODY)
+    assert findings(code) == [(3, 10, "TDV101")]
+    code = ("import torch\nif backend is not Backend.CUDA:\n    m = m.cuda()\nelse:\n" + BODY)
+    assert findings(code) == [(3, 10, "TDV101")]
+
+
+CONSTANT_NOT_GUARDS = {
+    "another member": "if rng_type == RNGType.CUDA_GRAPH:\n",
+    "a member that only contains cuda": "if kind == Kind.CUDA_OR_CPU:\n",
+    "a bare name": "if rng_type == CUDA:\n",
+    "ordering": "if version >= Versions.CUDA:\n",
+    "membership": "if kind in Kind.CUDA:\n",
+}
+
+
+@pytest.mark.parametrize("guard", CONSTANT_NOT_GUARDS.values(), ids=list(CONSTANT_NOT_GUARDS))
+def test_comparisons_with_other_constants_are_no_guard(guard):
+    code = "import torch\n" + guard + BODY
+    assert [(line, c) for line, _, c in findings(code)] == [(3, "TDV101"), (4, "TDV102"), (5, "TDV301")]
+
+
+def test_flag_compared_with_a_literal_keeps_its_meaning():
+    """`args.cuda == False` is a flag test, not an enum comparison."""
+    code = "import torch\nif args.cuda == False:\n" + BODY
+    assert [(line, c) for line, _, c in findings(code)] == [(3, "TDV101"), (4, "TDV102"), (5, "TDV301")]
+
+
+def test_match_case_on_a_device_guards_its_body():
+    """Issue 15, part 4: `match device.type: case "cuda":` reads as `device.type == "cuda"`."""
+    body = "".join("        " + line + "\n" for line in BODY.strip("\n").splitlines())
+    code = ("import torch\ndef f(device, m, p):\n    match device.type:\n        case 'cuda':\n" + body
+            + "        case 'cpu' | 'mps':\n            pass\n        case _:\n            m = m.cuda()\n")
+    assert findings(code) == [(11, 18, "TDV101")]
+
+
 # `cuda_absent`: stricter than the polarity, for placement per path (TDV401). Only a
 # real availability test tells that CUDA is certainly absent on one outcome.
 def _absent(test: str, locals_absent=None):

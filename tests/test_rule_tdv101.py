@@ -154,10 +154,12 @@ NOT_GUARDS = {
     "unknown decorator": ("@slow\ndef test_a():\n    x.cuda()\n", [(3, 6)]),
     "skipIf without not": ("import unittest\nimport torch\n@unittest.skipIf(torch.cuda.is_available(), 'cpu only')\n"
                            "def test_a():\n    x.cuda()\n", [(5, 6)]),
-    # The spec: an early exit or assert never reaches past its own function.
-    "module-level early raise does not reach into functions": (
-        "import torch\nif not torch.cuda.is_available():\n    raise ImportError('gpu')\n"
-        "def f():\n    return x.cuda()\n", [(5, 13)]),
+    # The spec: an early exit or assert never reaches past its own function. (A raise at the
+    # top of the module, before its functions, makes the module CUDA-only: issue 15, part 7,
+    # tests/test_cuda_only_modules.py.)
+    "module-level early raise does not reach into functions defined before it": (
+        "import torch\ndef f():\n    return x.cuda()\nif not torch.cuda.is_available():\n"
+        "    raise ImportError('gpu')\n", [(3, 13)]),
     "outer call of a guarded ternary": (
         "import torch\nx = (x.cuda() if torch.cuda.is_available() else x).cuda()\n", [(2, 51)]),
 }
@@ -258,3 +260,46 @@ def test_fix_with_added_device():
     result = fix_source("import torch\nm = m.cuda()\n", "t.py", Options(enabled=ONLY), add_device=True).text
     assert result == ('import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
                       "m = m.to(device)\n")
+
+
+# Issue 15, part 5: a test that a tensor is already on CUDA guards its arm (research code).
+TENSOR_TYPE_GUARDS = {
+    "isinstance of a legacy CUDA type": "import torch\nif isinstance(x.data, torch.cuda.FloatTensor):\n    y = y.cuda()\n",
+    "isinstance, imported type": "from torch.cuda import LongTensor\nif isinstance(x, LongTensor):\n    y = y.cuda()\n",
+    "isinstance of a tuple of CUDA types": (
+        "import torch\nif isinstance(x, (torch.cuda.FloatTensor, torch.cuda.HalfTensor)):\n    y = y.cuda()\n"),
+    "type() == a CUDA type name": "def f(x, y):\n    if x.type() == 'torch.cuda.FloatTensor':\n        y = y.cuda()\n    return y\n",
+    "type() != a CUDA type name, else arm": (
+        "def f(x, y):\n    if x.data.type() != 'torch.cuda.FloatTensor':\n        pass\n    else:\n        y = y.cuda()\n"
+        "    return y\n"),
+    "type() startswith": "def f(x, y):\n    if x.type().startswith('torch.cuda'):\n        y = y.cuda()\n    return y\n",
+    "'cuda' in type()": "def f(x, y):\n    if 'cuda' in x.type():\n        y = y.cuda()\n    return y\n",
+    "is_cuda": "def f(x, y):\n    if x.is_cuda:\n        y = y.cuda()\n    return y\n",
+    "is_cuda of an attribute": "def f(self, y):\n    if self.weight.data.is_cuda:\n        y = y.cuda()\n    return y\n",
+}
+
+
+@pytest.mark.parametrize("code", TENSOR_TYPE_GUARDS.values(), ids=list(TENSOR_TYPE_GUARDS))
+def test_tensor_already_on_cuda_guards(code):
+    assert tdv101(code) == []
+
+
+TENSOR_TYPE_NOT_GUARDS = {
+    "not isinstance": ("import torch\nif not isinstance(x, torch.cuda.FloatTensor):\n    y = y.cuda()\n", [(3, 10)]),
+    "isinstance of a CPU type": ("import torch\nif isinstance(x, torch.FloatTensor):\n    y = y.cuda()\n", [(3, 10)]),
+    "isinstance of a mixed tuple": (
+        "import torch\nif isinstance(x, (torch.cuda.FloatTensor, torch.FloatTensor)):\n    y = y.cuda()\n", [(3, 10)]),
+    "type() == a CPU type name": ("def f(x, y):\n    if x.type() == 'torch.FloatTensor':\n        y = y.cuda()\n"
+                                  "    return y\n", [(3, 14)]),
+    # `torch.cuda` is always imported with torch: no test of CUDA
+    "'torch.cuda' in sys.modules": ("import sys\nif 'torch.cuda' in sys.modules:\n    y = y.cuda()\n", [(3, 10)]),
+    "a module name's prefix": ("if fn.__module__.startswith('torch.cuda'):\n    y = y.cuda()\n", [(2, 10)]),
+    "else arm of type() == a CUDA type": (
+        "def f(x, y):\n    if x.type() == 'torch.cuda.FloatTensor':\n        pass\n    else:\n        y = y.cuda()\n"
+        "    return y\n", [(5, 14)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", TENSOR_TYPE_NOT_GUARDS.values(), ids=list(TENSOR_TYPE_NOT_GUARDS))
+def test_tensor_type_tests_that_are_no_guard(code, expected):
+    assert tdv101(code) == [(line, col, "TDV101") for line, col in expected]

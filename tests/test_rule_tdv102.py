@@ -178,3 +178,22 @@ def test_fix(before, after):
     from flake8_torchdevice.fix import fix_source
     assert fix_source(before, "t.py", Options(enabled=ONLY)).text == after
     assert fix_source(after, "t.py", Options(enabled=ONLY)).text == after
+
+
+# Issue 15, part 4: a CUDA literal in the CUDA arm of a device dispatch.
+DISPATCH_ARMS = {
+    "if args.device == 'cuda'": "    if args.device == 'cuda':\n        d = torch.device('cuda')\n    else:\n"
+                                "        d = torch.device('cuda')\n",
+    "if 'cuda' in str(device)": "    if 'cuda' in str(device):\n        d = torch.device('cuda')\n    else:\n"
+                                "        d = torch.device('cuda')\n",
+    "match device.type": "    match device.type:\n        case 'cuda':\n            d = torch.device('cuda')\n"
+                         "        case _:\n            d = torch.device('cuda')\n",
+}
+
+
+@pytest.mark.parametrize("arms", DISPATCH_ARMS.values(), ids=list(DISPATCH_ARMS))
+def test_cuda_arm_of_a_device_dispatch(arms):
+    code = "import torch\ndef pick(device, args):\n" + arms + "    return d\n"
+    last = code.count("\n") - 1  # the other arm's line
+    col = 29 if "match" in arms else 25  # the literal
+    assert tdv102(code) == [(last, col, "TDV102")]

@@ -156,3 +156,22 @@ def test_imported_cuda_device_name_is_reported_by_fast_path_too(code, expected):
 def test_parenthesised_import_of_cuda_device_is_reported():
     code = "from torch.cuda import (\n    synchronize as s,\n    device,\n)\ndevice(0)\n"
     assert lint(code, enabled=ONLY) == [(5, 0, "TDV103")]
+
+
+ANNOTATIONS = {
+    "return annotation": "import torch\ndef make(n) -> torch.cuda.FloatTensor:\n    return build(n)\n",
+    "parameter": "import torch\ndef f(x: torch.cuda.FloatTensor, s: torch.cuda.Stream = None):\n    return x\n",
+    "variable": "import torch\nx: torch.cuda.FloatTensor = make()\n",
+    "string": "import torch\ndef f(x: 'torch.cuda.FloatTensor') -> 'torch.cuda.Event':\n    return x\n",
+}
+
+
+@pytest.mark.parametrize("code", ANNOTATIONS.values(), ids=list(ANNOTATIONS))
+def test_annotation_is_not_a_use(code):
+    """Issue 15: a type annotation names a type; nothing runs."""
+    assert lint(code) == []
+
+
+def test_annotated_function_still_reports_its_body():
+    code = "import torch\ndef make(n) -> torch.cuda.FloatTensor:\n    return torch.cuda.FloatTensor(n)\n"
+    assert tdv103(code) == [(3, 11, "TDV103")]

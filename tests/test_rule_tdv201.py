@@ -190,6 +190,16 @@ HELPERS_REPORTED = {
     "parameter given to F.softmax, then weighted": (
         "import torch\nimport torch.nn.functional as F\ndef weighted(scores, n):\n"
         "    probs = F.softmax(scores, dim=-1)\n    return scores * torch.linspace(0, 1, n)\n", [(5, 20)]),
+    # issue 15, set 3: what a function computes from its tensor inputs lives where they live
+    "added to a covariance computed from the input (k-diffusion's fid)": (
+        "import torch\ndef fid(x, eps=1e-8):\n    x_cov = torch.cov(x.T)\n"
+        "    eps_eye = torch.eye(x_cov.shape[0]) * eps\n    return x_cov + eps_eye\n", [(4, 14)]),
+    "concatenated with the centred input (pyro's autocorrelation)": (
+        "import torch\ndef autocorrelation(input: torch.Tensor, n):\n    centered = input - input.mean(dim=-1, keepdim=True)\n"
+        "    pad = torch.zeros(n)\n    return torch.cat([centered, pad], dim=-1)\n", [(4, 10)]),
+    "concatenated with an item of the input batch in forward (neuralforecast)": (
+        forward("y = x['insample_y']\ny = y.unsqueeze(-1)\npad = torch.zeros(3, 1)\nreturn torch.cat([y, pad], dim=1)"),
+        [(7, 14)]),
     "type(x.type()) is not a move to x's device": (
         forward("m = torch.ones(3).type(x.type())\nreturn x * m"), [(5, 12)]),
 }
@@ -248,6 +258,18 @@ HELPERS_NOT_REPORTED = {
     "copied into a tensor parameter": (
         "import torch\ndef reset(x: torch.Tensor):\n    x.copy_(torch.zeros(3))\n    return x\n"),
     "0-dim tensor clamped itself": forward("return x * torch.clamp(torch.tensor(2.0), max=1.0)"),
+    "computed from tensors made here, through a call (BasicSR's calculate_weights_indices)": (
+        "import torch\ndef weights_for(x, scale, width):\n    u = torch.linspace(1, 8, 8) / scale\n"
+        "    w = kernel(u)\n    w = w / width\n    return w + torch.linspace(0, 1, 8)\n"),
+    "computed from the input's size only": (
+        "import torch\ndef grid(x: torch.Tensor):\n    n = x.shape[0] * 2\n    steps = torch.arange(n)\n"
+        "    return steps + torch.ones(n)\n"),
+    "computed from a host copy of the input": (
+        "import torch\ndef stats(x: torch.Tensor):\n    h = x.cpu() * 2\n    return h + torch.ones(3)\n"),
+    # nerf-pytorch: the script makes CUDA the default tensor type, factories follow it
+    "the file sets the default tensor type": (
+        "import torch\ndef render(raw: torch.Tensor):\n    return raw + torch.ones(3)\n"
+        "if __name__ == '__main__':\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n"),
     "accumulator of CPU values": (
         "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
         "    return total\n"),
@@ -279,3 +301,79 @@ def test_host_side_work_on_values_moved_to_the_cpu():
     assert tdv201(code) == []
     # the same mix with the device tensor itself is the bug
     assert tdv201(code.replace("usable.cpu()", "usable")) == [(7, 16, "TDV201"), (9, 67, "TDV201")]
+
+
+# Issue 15, part 6: a factory handed to a helper of the project that returns its argument moved.
+MOVERS = {
+    "try_gpu": ("def try_gpu(x):\n    if torch.cuda.is_available():\n        return x.cuda()\n    return x\n"),
+    "to_device": "def to_device(t, device):\n    return t.to(device)\n",
+    "to_cuda": "def to_cuda(t):\n    return t.cuda()\n",
+    "to(device) after an assignment": "def to_device(t, device):\n    t = t.float()\n    return t.to(device, non_blocking=True)\n",
+}
+MOVER_CALLS = {
+    "try_gpu": "return x + try_gpu(torch.zeros(3))",
+    "to_device": "return x + to_device(torch.arange(x.shape[0]), x.device)",
+    "to_cuda": "m = to_cuda(torch.ones(2))\nreturn x * m",
+    "to(device) after an assignment": "return x * to_device(torch.ones(2), x.device)",
+}
+
+
+def _with_helper(helper: str, body: str) -> str:
+    return "import torch\nimport torch.nn as nn\n" + helper + "class M(nn.Module):\n    def forward(self, x):\n" + \
+        "".join(f"        {line}\n" for line in body.splitlines())
+
+
+@pytest.mark.parametrize("name", list(MOVERS))
+def test_factory_moved_by_a_helper_of_the_file(name):
+    assert tdv201(_with_helper(MOVERS[name], MOVER_CALLS[name])) == []
+
+
+def test_factory_moved_by_a_method_of_the_class():
+    code = ("import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def _dev(self, t):\n"
+            "        return t.to(self.device)\n    def forward(self, x):\n        return x + self._dev(torch.zeros(3))\n")
+    assert tdv201(code) == []
+
+
+NOT_MOVERS = {
+    # returns its argument as it is
+    "identity": ("def keep(t):\n    return t\n", "return x + keep(torch.zeros(3))", [(7, 24)]),
+    # moves something else than its first parameter
+    "moves another parameter": ("def put(device, t):\n    return device.cuda()\n",
+                                "return x + put(x.device, torch.zeros(3))", [(7, 33)]),
+    # the factory is not the moved (first) argument
+    "factory as a later argument": ("def to_device(t, other):\n    return t.to(other)\n",
+                                    "return x + to_device(x, torch.zeros(3))", [(7, 32)]),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_MOVERS))
+def test_helpers_that_move_nothing_of_the_factory(name):
+    helper, body, expected = NOT_MOVERS[name]
+    assert tdv201(_with_helper(helper, body)) == [(line, col, "TDV201") for line, col in expected]
+
+
+def test_helper_passed_as_a_parameter_is_not_the_files_mover():
+    code = ("import torch\nimport torch.nn as nn\ndef to_cuda(t):\n    return t.cuda()\n"
+            "class M(nn.Module):\n    def forward(self, x, to_cuda):\n        return x + to_cuda(torch.zeros(3))\n")
+    assert tdv201(code) == [(7, 27, "TDV201")]
+
+
+def test_type_of_another_tensor_is_still_no_move_next_to_a_mover():
+    """rules.md (TDV201): `t.type(x.type())` goes to the current CUDA device, not x's."""
+    code = _with_helper(MOVERS["to_cuda"], "return to_cuda(x) * torch.ones(3).type(x.type())")
+    assert tdv201(code) == [(7, 28, "TDV201")]
+
+
+def test_imported_mover_of_the_project(tmp_path):
+    from flake8_torchdevice.analysis import project
+    from flake8_torchdevice.engine import Options, lint_source
+    (tmp_path / "utils.py").write_text("def to_device(t, device):\n    return t.to(device)\n"
+                                       "def describe(t):\n    return str(t)\n", encoding="utf-8")
+    (tmp_path / "model.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom utils import to_device, describe\nclass M(nn.Module):\n"
+        "    def forward(self, x):\n        y = x + to_device(torch.zeros(3), x.device)\n"
+        "        return y + describe(torch.ones(3))\n", encoding="utf-8")
+    project.clear_cache()
+    path = tmp_path / "model.py"
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
+    assert [(f.line, f.col, f.code) for f in found] == [(7, 28, "TDV201")]

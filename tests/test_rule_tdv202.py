@@ -113,6 +113,24 @@ REPORTED = {
                extra="def _make_mask(self, n):\n    return torch.triu(torch.ones(n, n))"), [(9, 8)]),
     "used as an index and in arithmetic": (module("self.t = torch.arange(n)", "return x[self.t] + self.t"), [(7, 8)]),
     "a table indexed by the input": (module("self.t = torch.arange(n)", "return self.t[x]"), [(7, 8)]),
+    # deep-text-recognition's GridGenerator: batched copies of attributes made earlier in __init__
+    "derived in __init__ from another plain attribute": (
+        module("self.base = torch.tensor(np.eye(n)).float()\nself.t = self.base.repeat(2, 1, 1)",
+               "return torch.bmm(self.t, x)"), [(8, 8)]),
+    "torch.tensor of what a method returns as a NumPy array": (
+        module("self.t = torch.tensor(self._grid(n)).float()",
+               extra="def _grid(self, n):\n    g = np.linalg.inv(np.eye(n))\n    return g"), [(7, 8)]),
+    "read by a builder-named method that takes data (called from another module)": (
+        module("self.t = torch.tensor(np.eye(n)).float()", "return x",
+               extra="def build_P_prime(self, y):\n    return torch.bmm(self.t, y)"), [(7, 8)]),
+    # botorch's InputPerturbation: the caller's tensors kept as plain attributes
+    "a tensor argument kept as a plain attribute": (
+        HEAD + "from typing import Optional\nfrom torch import Tensor\nclass P(nn.Module):\n"
+        "    def __init__(self, points: Tensor, bounds: Optional[Tensor] = None, scale: float = 1.0):\n"
+        "        super().__init__()\n        self.points = points\n        self.bounds = bounds\n"
+        "        self.scale = scale\n    def forward(self, x):\n"
+        "        return torch.clamp(x + self.points * self.scale, self.bounds[0], self.bounds[1])\n",
+        [(9, 8), (10, 8)]),
 }
 
 
@@ -233,6 +251,18 @@ NOT_REPORTED = {
     "unknown value": module("self.t = make_table(n)\nself.u = torch.as_tensor(table)"),
     "attribute of another object": module("other.t = torch.ones(n)\nself.cfg.t = torch.ones(n)"),
     "setattr": module("setattr(self, 't', torch.ones(n))", "return x * self.t"),
+    "an argument whose kind is unknown": (
+        "import torch.nn as nn\nclass P(nn.Module):\n    def __init__(self, points):\n        super().__init__()\n"
+        "        self.points = points\n    def forward(self, x):\n        return x + self.points\n"),
+    "a tensor argument registered or made a parameter": (
+        "import torch.nn as nn\nfrom torch import Tensor\nclass P(nn.Module):\n"
+        "    def __init__(self, points: Tensor, w: Tensor):\n        super().__init__()\n"
+        "        self.register_buffer('points', points)\n        self.w = nn.Parameter(w)\n"
+        "    def forward(self, x):\n        return x * self.w + self.points\n"),
+    "read only by init_weights, which runs once": module(
+        "self.t = torch.ones(n)", "return x", extra="def init_weights(self, pretrained=None):\n    nn.init.normal_(self.t)"),
+    "torch.tensor of a method's result that may be a number": module(
+        "self.t = torch.tensor(self._count())", "return x * self.t", extra="def _count(self):\n    return 3"),
 }
 
 

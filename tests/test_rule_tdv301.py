@@ -174,3 +174,16 @@ def test_a_cpu_dump_in_a_function_without_loads_is_seen_by_the_fast_path():
     for enabled in (ONLY, frozenset({"TDV301", "TDV101"})):
         options = Options(enabled=enabled)
         assert lint_source(code, "t.py", options) == lint_source(code, "t.py", options, fast=False) == []
+
+
+def test_import_fallback_resolves_to_the_try_arm():
+    """Issue 15: the `try` arm's loader runs first; torch's is only the fallback."""
+    code = ("try:\n    from mmengine.runner import load_checkpoint as load\nexcept ImportError:\n"
+            "    from torch import load\nstate = load('m.pt')\n")
+    assert tdv301(code) == []
+
+
+def test_import_fallback_to_another_loader_is_torch_first():
+    code = ("try:\n    from torch import load\nexcept ImportError:\n    from mylib import load\n"
+            "state = load('m.pt')\n")
+    assert tdv301(code) == [(5, 8, "TDV301")]

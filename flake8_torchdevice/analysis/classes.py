@@ -37,6 +37,8 @@ _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
 # Method names that say they run while the module is built: `reset_parameters`,
 # `_init_weights`, `_build_anchors`, `make_layers`, ...
 INIT_TIME_NAME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+# Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
+_SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
 # Methods that read attributes to save, load or show them, not to compute with the input.
 _IO_METHOD_RE = re.compile(r"save|load|export|dump|write|state_dict|repr|print|log", re.I)
 # Overriding one of these means the class moves its own plain tensors.
@@ -150,6 +152,25 @@ class ClassInfo:
             done.add(method)
             todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
         return done
+
+    def construction_only_methods(self, init_elsewhere: Set[str] = frozenset()) -> Set[str]:
+        """`init_time_methods` less those a run-time method also calls: deep-text-recognition's
+        `build_P_prime` reads like a builder, but `forward` calls it at every step.
+        `init_elsewhere`: methods that a base or derived class's `__init__` calls."""
+        init_time = self.init_time_methods() | init_elsewhere
+        from_init = self.called_from_init() | init_elsewhere
+        done: Set[str] = set()
+        # run time: the methods that are not init-time, and a builder-named method that
+        # `__init__` does not call and that takes data (`build_P_prime(self, batch_C_prime)`)
+        todo = [name for name, method in self.methods.items() if name not in init_time or (
+            name not in from_init and not _SETUP_NAME_RE.search(name) and len(method.params.params) > 1)]
+        while todo:
+            method = todo.pop()
+            if method in done:
+                continue
+            done.add(method)
+            todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
+        return self.init_time_methods() - done
 
     def called_from_init(self) -> Set[str]:
         """This class's `__init__` and the methods of the class it uses on `self`,

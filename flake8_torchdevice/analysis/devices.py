@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -104,8 +104,9 @@ class DeviceFinder:
     1. innermost first, in each enclosing block, the latest earlier binding of a name
        that holds a device-aware value, or of a `device`/`dev`/`*_device` name bound to
        something other than a literal (`device = args.device`);
-    2. a parameter named so (not defaulting to None), then a tensor parameter's
-       `.device` (annotated `Tensor`; an unannotated `forward(self, x)` may take a dict);
+    2. a parameter named so (not defaulting to None), then (unless `tensors` is off) a
+       tensor parameter's `.device` (annotated `Tensor`; an unannotated `forward(self, x)`
+       may take a dict), not one of the names in `avoid`;
     3. in a method, `self.<device name>` assigned in `__init__`;
     then the same in the enclosing functions, and the module's earlier statements.
     """
@@ -116,7 +117,8 @@ class DeviceFinder:
         self.cuda_polarity = cuda_polarity
         self._tables: Dict[int, Tuple[Dict[int, int], List[Optional[str]]]] = {}
 
-    def find(self, stack: Sequence[cst.CSTNode]) -> Optional[str]:
+    def find(self, stack: Sequence[cst.CSTNode], avoid: AbstractSet[str] = frozenset(),
+             tensors: bool = True) -> Optional[str]:
         """`stack`: the nodes from the module down to the one being visited."""
         passed_function = False
         for index in range(len(stack) - 1, 0, -1):
@@ -127,7 +129,7 @@ class DeviceFinder:
                 found = self._earlier_bindings(parent.body, child)
             elif isinstance(parent, cst.FunctionDef) and child is parent.body:
                 owner = stack[index - 3] if index >= 3 else None
-                found = self._from_parameters(parent, owner)
+                found = self._from_parameters(parent, owner, avoid, tensors)
                 passed_function = True
             else:
                 continue
@@ -190,7 +192,8 @@ class DeviceFinder:
                 for inner in block:
                     yield from self._bindings(inner)
 
-    def _from_parameters(self, function: cst.FunctionDef, owner: Optional[cst.CSTNode]) -> Optional[str]:
+    def _from_parameters(self, function: cst.FunctionDef, owner: Optional[cst.CSTNode],
+                         avoid: AbstractSet[str] = frozenset(), tensors: bool = True) -> Optional[str]:
         params = function.params
         every = [*params.posonly_params, *params.params, *params.kwonly_params]
         for param in every:
@@ -198,8 +201,10 @@ class DeviceFinder:
             if is_device_name(param.name.value) and not (isinstance(default, cst.Name) and default.value == "None"):
                 return param.name.value
         method = isinstance(owner, cst.ClassDef) and bool(every) and every[0].name.value == "self"
-        for param in every:
+        for param in every if tensors else ():
             annotation = param.annotation.annotation if param.annotation is not None else None
+            if param.name.value in avoid:
+                continue
             if annotation is not None and dotted_name(annotation) in ("Tensor", "torch.Tensor"):
                 return f"{param.name.value}.device"
         if method and function.name.value != "__init__":

@@ -7,6 +7,11 @@ blocks only run with CUDA (`Analyzer.guarded`) or only without it
 attributes (`use_cuda`, `args.cuda`, `self.opt.use_gpu`), subscripts and lookups
 (`opt["cuda"]`, `cfg.get("use_gpu")`), and locals bound from a CUDA test whatever
 their name (`have_accel = torch.cuda.is_available()`).
+
+A module can be CUDA-only on purpose (`is_cuda_only_path`, `makes_module_cuda_only`):
+a CUDA backend file (`accelerators/cuda.py`), or one whose import raises without CUDA.
+All of its code counts as guarded: the rules that say "this needs CUDA" (TDV1xx,
+TDV301, TDV501's literal device type) do not report there; the others still do.
 """
 
 from __future__ import annotations
@@ -26,6 +31,18 @@ _EXIT_CALLS = {"exit", "_exit", "quit", "skip", "skipTest", "fail", "abort"}
 # Calls whose result tells whether CUDA is there (truthy: present).
 _CUDA_TESTS = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
                "torch.backends.cudnn.is_available"}
+
+
+def is_cuda_only_path(filename: Optional[str]) -> bool:
+    """A file whose path says it is the CUDA backend: `cuda.py`, `*_cuda.py`,
+    `cuda_*.py`, or any file under a folder named `cuda` (`ops/cuda/kernels.py`)."""
+    if not filename:
+        return False
+    parts = [part for part in re.split(r"[\\/]", filename.lower()) if part]
+    if not parts:
+        return False
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
+    return stem == "cuda" or stem.endswith("_cuda") or stem.startswith("cuda_") or "cuda" in parts[:-1]
 
 
 def is_exit_statement(statement: cst.CSTNode) -> bool:
@@ -51,9 +68,29 @@ def _device_text_polarity(text: str) -> Optional[int]:
     text = text.strip().lower()
     if text.startswith(("cuda", "gpu")):
         return 1
+    if text.startswith("torch.cuda.") and text.endswith("tensor"):
+        return 1  # a CUDA tensor's type: `x.type() == "torch.cuda.FloatTensor"`
     if text == "cpu":
         return -1
     return None
+
+
+def _is_cuda_constant(node: cst.BaseExpression) -> bool:
+    """`RNGType.CUDA`, `DeviceType.cuda`, `self.Backend.CUDA`: a named constant or enum
+    member whose own name is CUDA (not `CUDA_HOME`, not a bare name `cuda`)."""
+    return isinstance(node, cst.Attribute) and node.attr.value in ("CUDA", "cuda")
+
+
+def _constant_comparison_polarity(left: cst.BaseExpression, right: cst.BaseExpression) -> int:
+    """+1 when one side of an equality is a CUDA constant and the other a value read at
+    run time (`rng_type == RNGType.CUDA`); 0 otherwise. A literal on the other side
+    (`args.cuda == False`, `args.cuda == 0`) makes the comparison a flag test instead."""
+    for constant, other in ((right, left), (left, right)):
+        if _is_cuda_constant(constant) and isinstance(other, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) \
+                and not (isinstance(other, cst.Name) and other.value in ("True", "False", "None")) \
+                and not _is_cuda_constant(other):
+            return 1
+    return 0
 
 
 class GuardModel:
@@ -156,15 +193,27 @@ class GuardModel:
         receiver = method_call(test, "startswith")
         if receiver is not None and test.args:
             prefix = string_value(test.args[0].value)
+            if prefix is not None and prefix.rstrip(".") == "torch.cuda" and method_call(receiver, "type") is not None:
+                return 1  # `x.type().startswith("torch.cuda")`
             if prefix is not None:
                 return _device_text_polarity(prefix) or 0
         name = last_identifier(test.func)
+        if name == "isinstance" and len(test.args) == 2 and self._is_cuda_tensor_type(test.args[1].value):
+            return 1  # `isinstance(x.data, torch.cuda.FloatTensor)`: x is on a GPU already
         if name in ("len", "bool", "any", "all") and test.args:
             return self.cuda_polarity(test.args[0].value)
         if name == "get" and isinstance(test.func, cst.Attribute) and test.args:
             key = string_value(test.args[0].value)  # `cfg.get("use_gpu")`
             return _name_polarity(key) if key else 0
         return self._flag_polarity(test.func)
+
+    def _is_cuda_tensor_type(self, node: cst.BaseExpression) -> bool:
+        """`torch.cuda.FloatTensor` (a legacy CUDA tensor type, however imported), or a
+        tuple of only such types."""
+        if isinstance(node, cst.Tuple):
+            return bool(node.elements) and all(self._is_cuda_tensor_type(el.value) for el in node.elements)
+        qualified = self.resolve(node) or dotted_name(node) or ""
+        return qualified.startswith("torch.cuda.") and qualified.endswith("Tensor")
 
     def _key_polarity(self, test: cst.Subscript) -> int:
         """`opt["cuda"]`, `config["gpus"]`: a flag stored under a key that says CUDA."""
@@ -227,6 +276,14 @@ class GuardModel:
                 and isinstance(op, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
             sign = self.cuda_polarity(left)
             return sign if (right.value == "True") == isinstance(op, (cst.Equal, cst.Is)) else -sign
+        # A named constant or enum member: `rng_type == RNGType.CUDA`, `backend is Backend.cuda`.
+        sign = _constant_comparison_polarity(left, right)
+        if sign:
+            if isinstance(op, (cst.Equal, cst.Is)):
+                return sign
+            if isinstance(op, (cst.NotEqual, cst.IsNot)):
+                return -sign
+            return 0
         # Number on the right: `torch.cuda.device_count() > 1`, `len(gpu_ids) == 0`.
         number = number_value(right)
         if number is None:
@@ -248,6 +305,20 @@ class GuardModel:
             return -sign if number == 0 else sign
         if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
             return -sign
+        return 0
+
+    def case_polarity(self, subject: cst.BaseExpression, pattern: cst.MatchPattern) -> int:
+        """`match device.type: case "cuda":` reads as `device.type == "cuda"` (+1);
+        `case "cuda" | "cuda:0":` too, `case DeviceType.CUDA:` as the enum comparison;
+        `case "cpu":` -1; other patterns (`case _:`, captures, mixed alternatives) 0."""
+        if isinstance(pattern, cst.MatchAs):
+            return self.case_polarity(subject, pattern.pattern) if pattern.pattern is not None else 0
+        if isinstance(pattern, cst.MatchOr):
+            signs = {self.case_polarity(subject, element.pattern) for element in pattern.patterns}
+            return signs.pop() if len(signs) == 1 else 0
+        if isinstance(pattern, cst.MatchValue):
+            return self.cuda_polarity(cst.Comparison(
+                left=subject, comparisons=[cst.ComparisonTarget(cst.Equal(), pattern.value)]))
         return 0
 
     def loops_over_gpus(self, iterable: cst.BaseExpression) -> bool:
@@ -303,6 +374,13 @@ class GuardModel:
             return any(isinstance(small, cst.Assert) and self.cuda_polarity(small.test) > 0
                        for small in statement.body)
         return False
+
+    def makes_module_cuda_only(self, statement: cst.CSTNode) -> bool:
+        """A statement at the top of a module (before its first function or class) that
+        stops the import without CUDA: `if not torch.cuda.is_available(): raise ...`,
+        `assert torch.cuda.is_available()`. The module is then CUDA-only on purpose,
+        as is one whose path says so (`is_cuda_only_path`): see `Analyzer.guarded`."""
+        return self.is_early_exit_guard(statement)
 
     def is_module_mark_guard(self, statement: cst.CSTNode) -> bool:
         """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: every

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set
 import libcst as cst
 
 from .devices import is_device_name
+from .project import ARRAY, ARRAY_CALLS
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, number_value, positional_args,
                      string_value)
 
@@ -337,7 +338,13 @@ class ValueKinds:
             kinds = scope.notes.get("kinds") if scope is not None else None
             return kinds is not None and node.value in (kinds.made if any_device else kinds.fixed)
         if isinstance(node, cst.Attribute):
-            return node.attr.value in TENSOR_ATTRIBUTES and self.is_fixed_tensor(node.value, any_device)
+            if node.attr.value in TENSOR_ATTRIBUTES:
+                return self.is_fixed_tensor(node.value, any_device)
+            # `self.P_hat` set earlier in this method (`self.batch = self.P_hat.repeat(b, 1, 1)`)
+            if self.self_attribute(node) is None:
+                return False
+            kinds = self.ctx.function_scope().notes.get("kinds")
+            return kinds is not None and f"self.{node.attr.value}" in (kinds.made if any_device else kinds.fixed)
         if isinstance(node, cst.Subscript):
             return self.is_fixed_tensor(node.value, any_device)
         if isinstance(node, cst.UnaryOperation):
@@ -441,10 +448,21 @@ class ValueKinds:
             return number_value(value) == 0 and len(args) == 1
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
             return False  # literal data: certainly a new CPU tensor
+        if isinstance(value, cst.Call) and self._returns_array(value):
+            return False  # `torch.tensor(np.stack(...))`, `torch.tensor(self._build_grid(n))`
         if factory == "tensor" and isinstance(value, cst.Name):
             # torch.tensor(values): a Python list, unless we know it is a number or a tensor
             return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors
         return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
+
+    def _returns_array(self, call: cst.Call) -> bool:
+        """A NumPy call that makes an array, or a function of the project whose every
+        return is one."""
+        qualified = self.ctx.resolve(call.func) or ""
+        module, _, last = qualified.rpartition(".")
+        if module in ("numpy", "numpy.linalg"):
+            return last in ARRAY_CALLS
+        return self.ctx.project_says(call.func, "returns") == ARRAY
 
     # ------------------------------------------------------------ the walk
 
@@ -475,6 +493,9 @@ class ValueKinds:
             dotted = dotted_name(target)
             if dotted is not None:
                 facts.names[dotted] = kind
+                if dotted.startswith("self."):
+                    (facts.fixed.add if fixed else facts.fixed.discard)(dotted)
+                    (facts.made.add if made or fixed else facts.made.discard)(dotted)
             attribute = self.self_attribute(target)
             function = self.ctx.current_function
             if attribute is not None and function is not None and function.name.value == "__init__":
@@ -493,7 +514,7 @@ class ValueKinds:
     def _bind_value(self, target: cst.CSTNode, value: cst.CSTNode) -> None:
         kind = self._assigned_kind(target, value)
         fixed = made = False
-        if isinstance(target, cst.Name):
+        if isinstance(target, cst.Name) or self.self_attribute(target) is not None:
             fixed = self.is_fixed_tensor(value)
             # made on some device: only methods of classes ask (what a module keeps)
             made = fixed or (self.ctx.current_class is not None and self.is_fixed_tensor(value, True))

@@ -28,12 +28,18 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 TENSOR, MODULE = "tensor", "module"
+ARRAY = "array"  # a NumPy array (or what `np.*` returns): data, never a single number
 
 # torch.<name>(...) that make or compute a tensor (a summary needs only the common ones).
 _TENSOR_CALLS = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
     "logspace", "eye", "tensor", "as_tensor", "from_numpy", "cat", "stack", "triu", "tril", "where",
     "Tensor", "FloatTensor", "LongTensor", "BoolTensor", "zeros_like", "ones_like", "exp", "log",
+})
+# numpy.<name>(...) that make an array of data (`torch.tensor(make_grid())` is then no 0-dim tensor).
+ARRAY_CALLS = frozenset({
+    "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "stack", "concatenate",
+    "vstack", "hstack", "meshgrid", "inv", "pinv", "transpose", "reshape", "tile", "repeat", "load",
 })
 _NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer", "init", "functional",
                              "utils", "parallel"})
@@ -55,6 +61,9 @@ class FileSummary:
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
     savers: Set[str] = field(default_factory=set)  # functions, methods and classes that call torch.save
+    # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` / `torch.set_default_device(...)`
+    # at the module's level (also under `if __name__ == "__main__":`): factories follow it
+    sets_default_device: bool = False
 
     def defines(self, name: str) -> bool:
         return name in self.classes or name in self.returns or name in self.moved_returns or name in self.savers
@@ -268,7 +277,27 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                             break
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _summarise_function(summary, statement)  # type: ignore[arg-type]
+        elif not summary.sets_default_device:
+            summary.sets_default_device = _sets_default_device(statement, summary)
     return summary
+
+
+def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
+    """A module-level statement (or one in its `if`/`try` blocks) that sets the default
+    device of new tensors: `torch.set_default_device(d)`, or
+    `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (a CUDA type)."""
+    for node in _own_statements(ast.Module(body=[statement], type_ignores=[])):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+            continue
+        callee = summary.qualify(_dotted(node.value.func) or "")
+        if callee == "torch.set_default_device":
+            return True
+        if callee == "torch.set_default_tensor_type" and node.value.args:
+            kind = node.value.args[0]
+            text = kind.value if isinstance(kind, ast.Constant) and isinstance(kind.value, str) else _dotted(kind)
+            if text and "cuda" in text:
+                return True
+    return False
 
 
 _summaries: Dict[str, Tuple[Tuple[int, int], FileSummary]] = {}
@@ -596,7 +625,7 @@ class ProjectIndex:
         return False
 
     def _function_kind(self, found: _Definition, depth: int) -> Optional[str]:
-        """What a function returns when every return agrees: TENSOR or MODULE, else None."""
+        """What a function returns when every return agrees: TENSOR, MODULE or ARRAY, else None."""
         summary = found.summary
         kinds = self._returned_kinds(found, depth)
         if found.name in summary.moved_returns:
@@ -617,6 +646,9 @@ class ProjectIndex:
             module, _, last = full.rpartition(".")
             if module == "torch" and last in _TENSOR_CALLS:
                 kinds.add(TENSOR)
+                continue
+            if module in ("numpy", "numpy.linalg") and last in ARRAY_CALLS:
+                kinds.add(ARRAY)
                 continue
             if full.startswith("torch.nn.") and last[:1].isupper() and last not in _NN_NON_MODULES:
                 kinds.add(MODULE)
@@ -650,5 +682,5 @@ def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Op
     return ProjectIndex(path if on_disk else None, tree, source)
 
 
-__all__ = ["MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
+__all__ = ["ARRAY", "ARRAY_CALLS", "MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
            "summarise", "summarise_tree"]

@@ -4,11 +4,72 @@ to (imports), and the per-scope facts that depend on statement order (moves, fla
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set
 
 import libcst as cst
 
-from .syntax import dotted_name
+from .syntax import dotted_name, last_identifier
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _local_names(node: cst.CSTNode) -> Iterator[str]:
+    """The names an `import` or `from ... import` statement binds."""
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value
+            else:
+                yield (dotted_name(alias.name) or "").split(".", 1)[0]
+    elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value
+            else:
+                yield dotted_name(alias.name) or ""
+
+
+def _statements_of(part: Optional[cst.CSTNode]) -> Sequence[cst.CSTNode]:
+    """The statements of a compound statement's part: a suite, an `else:`/`finally:`/
+    `except:` clause (their suite's), or an `elif` (itself)."""
+    if part is None:
+        return ()
+    if isinstance(part, cst.If):
+        return (part,)
+    if isinstance(part, cst.BaseSuite):
+        return part.body
+    suite = getattr(part, "body", None)
+    return suite.body if isinstance(suite, cst.BaseSuite) else ()
+
+
+def _imported_in(statements: Sequence[cst.CSTNode]) -> Iterator[str]:
+    """The names imported by `statements` and the blocks nested in them (not in
+    functions or classes defined there)."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                yield from _local_names(small)
+        elif isinstance(statement, (cst.If, cst.Try, cst.TryStar, cst.With, cst.For, cst.While)):
+            for part in (statement.body, getattr(statement, "orelse", None), getattr(statement, "finalbody", None),
+                         *getattr(statement, "handlers", ())):
+                yield from _imported_in(_statements_of(part))
+
+
+def catches_import_error(handler: cst.ExceptHandler) -> bool:
+    """`except ImportError:`, `except (ModuleNotFoundError, AttributeError):`."""
+    caught = handler.type
+    if isinstance(caught, cst.Tuple):
+        return any(last_identifier(element.value) in _IMPORT_ERRORS for element in caught.elements)
+    return caught is not None and last_identifier(caught) in _IMPORT_ERRORS
+
+
+def import_fallback_names(try_node: cst.Try, handler: cst.ExceptHandler) -> Set[str]:
+    """`try: from apex import amp / except ImportError: from torch.cuda import amp`:
+    the names the `try` arm imports, which keep that binding (what runs first) while
+    the fallback `handler` rebinds them. Empty for a handler that is no import fallback."""
+    if not catches_import_error(handler):
+        return set()
+    return {name for name in _imported_in(try_node.body.body) if name}
 
 
 @dataclass
@@ -40,6 +101,9 @@ class Scope:
     # Per-scope state that rules keep (what was saved, wraps waiting for a move, ...):
     # it lives exactly as long as the scope.
     notes: Dict[str, Any] = field(default_factory=dict)
+    # names the `try:` arm imported, while its `except ImportError:` fallback is walked:
+    # they keep the `try` arm's binding (`import_fallback_names`)
+    kept: Set[str] = field(default_factory=set)
 
     def note(self, key: str, make: Callable[[], Any]) -> Any:
         """This scope's entry `key`, created with `make()` on first use."""
@@ -53,10 +117,12 @@ class Scope:
             for alias in node.names:
                 full = dotted_name(alias.name) or ""
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.bindings[alias.asname.name.value] = full
+                    if alias.asname.name.value not in self.kept:
+                        self.bindings[alias.asname.name.value] = full
                 else:
                     top = full.split(".", 1)[0]
-                    self.bindings[top] = top
+                    if top not in self.kept:
+                        self.bindings[top] = top
         elif isinstance(node, cst.ImportFrom):
             if isinstance(node.names, cst.ImportStar):
                 # `from models.common import *` in a file that uses `torch` without importing
@@ -71,6 +137,8 @@ class Scope:
                 local = imported
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     local = alias.asname.name.value
+                if local in self.kept:
+                    continue
                 self.bindings[local] = f"{module}.{imported}" if module else None
                 if dots:
                     self.relative_imports[local] = f"{dots}{within}.{imported}" if within else dots + imported
@@ -78,6 +146,8 @@ class Scope:
     def bind_targets(self, target: cst.CSTNode) -> None:
         """Names bound by an assignment, loop, `with ... as`, ...: no longer imports."""
         if isinstance(target, cst.Name):
+            if target.value in self.kept:
+                return  # `except ImportError: autocast = None`: the `try` arm's import runs first
             self.bindings[target.value] = None
             self.flags.pop(target.value, None)
             self.absence.pop(target.value, None)

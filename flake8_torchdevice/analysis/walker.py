@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
 from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
-from .guards import GuardModel, is_exit_statement
+from .guards import GuardModel, is_cuda_only_path, is_exit_statement
 from .kinds import ValueKinds
 from .project import ProjectIndex
-from .scopes import Scope
+from .scopes import Scope, import_fallback_names
 from .syntax import block_statements, dotted_name, last_identifier
 
 
@@ -36,8 +36,11 @@ _GUARDING_ATTRIBUTES = frozenset({"body", "elt", "key", "value", "right", "orels
 _NO_EFFECT = (False, False)
 
 
-# Nodes no rule looks into: whitespace, comments, brackets, commas and operators.
-_SKIPPED_NODES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+# Nodes no rule looks into: whitespace, comments, brackets, commas and operators; and
+# type annotations, which are no use of what they name (`scaler: Optional[GradScaler]`,
+# `-> "torch.cuda.FloatTensor"`): the facts that read them (a parameter annotated
+# `torch.Tensor`) read the annotation from its parameter, never by visiting it.
+_SKIPPED_NODES = (cst.Annotation, cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
                   cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
                   cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
                   cst.AssignEqual, cst.ImportStar, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp,
@@ -122,9 +125,14 @@ class Analyzer(cst.CSTVisitor):
     """One traversal: keeps the shared state and dispatches nodes to every rule."""
 
     def __init__(self, rules_factory: Callable[["Analyzer"], Iterable["object"]],
-                 guard_names: Iterable[str] = (), project: Optional[ProjectIndex] = None) -> None:
+                 guard_names: Iterable[str] = (), project: Optional[ProjectIndex] = None,
+                 filename: Optional[str] = None) -> None:
         super().__init__()
         self.project = project  # the other files of the project, when the file has some
+        # A module that is CUDA-only on purpose: its path says so (`accelerators/cuda.py`), or
+        # its top raises without CUDA (set when that statement has been walked).
+        self.cuda_only_module = is_cuda_only_path(filename)
+        self._module_defined = False  # a function or class seen at the top of the module
         self.scopes: List[Scope] = []
         self.guards = GuardModel(self.resolve, self.local_flag, guard_names, self.local_absence)
         # The nodes from the module down to the one being visited (for "what is my parent").
@@ -143,6 +151,7 @@ class Analyzer(cst.CSTVisitor):
         # Placement per path: one frame per `if` being walked (see `_Branches`).
         self._branches: List[_Branches] = []
         self._if_falls_through = True  # did the `if` just left fall through on some arm?
+        self._kept_names: List[Set[str]] = []  # the scope's `kept` names outside each except handler
         # Shared facts that follow the walk like rules: value kinds and class facts.
         self.kinds = ValueKinds(self)
         self.class_facts = ClassFacts(self)
@@ -165,7 +174,8 @@ class Analyzer(cst.CSTVisitor):
     def walk(self, node: cst.CSTNode) -> None:
         """The traversal: what `node.visit(self)` does (the same calls, in libcst's order),
         without rebuilding every node on the way back up, and without descending into
-        whitespace, brackets and operators: half the cost of a libcst visit."""
+        whitespace, brackets and operators: half the cost of a libcst visit. Nor into
+        type annotations: naming a type is no use of it."""
         self.on_visit(node)
         for name in _child_fields(node):
             value = getattr(node, name)
@@ -195,8 +205,9 @@ class Analyzer(cst.CSTVisitor):
 
     @property
     def guarded(self) -> bool:
-        """True inside code that only runs when CUDA is present."""
-        return self.guard_depth > 0
+        """True inside code that only runs when CUDA is present; everywhere in a module
+        that is CUDA-only on purpose (`cuda_only_module`)."""
+        return self.guard_depth > 0 or self.cuda_only_module
 
     @property
     def cpu_only(self) -> bool:
@@ -321,13 +332,16 @@ class Analyzer(cst.CSTVisitor):
             self._can_add_device = bool(self.stack) and selection_site(self.stack[0]) is not None
         return self._can_add_device
 
-    def device_in_scope(self, node: Optional[cst.CSTNode] = None) -> Optional[str]:
+    def device_in_scope(self, node: Optional[cst.CSTNode] = None, stack: Optional[Sequence[cst.CSTNode]] = None,
+                        avoid: AbstractSet[str] = frozenset(), tensors: bool = True) -> Optional[str]:
         """The text of a device-aware value visible where the traversal is (at `node`,
-        the node being visited): `device`, `x.device`, `self.device`; None when there is
-        none. See `devices.DeviceFinder`."""
+        the node being visited; or at the end of `stack`, the nodes from the module down
+        to one visited earlier): `device`, `x.device`, `self.device`; None when there is
+        none. `tensors=False` leaves out tensor parameters' `.device`, `avoid` the
+        tensor parameters named so. See `devices.DeviceFinder`."""
         if self._device_finder is None:  # kept for the traversal: it caches per block
             self._device_finder = DeviceFinder(self.resolve, self.cuda_polarity)
-        return self._device_finder.find(self.stack)
+        return self._device_finder.find(self.stack if stack is None else stack, avoid, tensors)
 
     # ---------------------------------------------------------------- bindings and moves
 
@@ -403,11 +417,15 @@ class Analyzer(cst.CSTVisitor):
                 self.module_classes.add(node.name.value)  # type: ignore[attr-defined]
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
             self.classes.append(info)
+            self._module_defined = True
         elif kind == "FunctionDef":
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
+            self._module_defined = True
         elif kind == "If":
             scope = self.function_scope()
             self._branches.append(_Branches(scope, set(scope.moved)))
+        elif kind == "ExceptHandler":
+            self._enter_handler(node)  # type: ignore[arg-type]
         self._dispatch(self._visitors, node)
         return True
 
@@ -428,15 +446,31 @@ class Analyzer(cst.CSTVisitor):
             self._close_block()
         elif kind == "ClassDef":
             self.classes.pop()
+        elif kind == "ExceptHandler":
+            self.scope.kept = self._kept_names.pop()
         elif kind in ("If", "SimpleStatementLine") and self._blocks:
             # Guards that hold for the rest of the block: an early exit, an assert, pytestmark.
             if id(original_node) not in self._elif_ids and self.guards.is_early_exit_guard(original_node):
                 self._blocks[-1].exit_guards += 1
                 self._exit_guards += 1
                 self.guard_depth += 1
+                if len(self._blocks) == 1 and not self._module_defined \
+                        and self.guards.makes_module_cuda_only(original_node):
+                    self.cuda_only_module = True  # the import raises without CUDA
             elif kind == "SimpleStatementLine" and self.guards.is_module_mark_guard(original_node):
                 self._blocks[-1].mark_guards += 1
                 self.guard_depth += 1
+
+    def _enter_handler(self, handler: cst.ExceptHandler) -> None:
+        """`try: from apex import amp / except ImportError: from torch.cuda import amp`:
+        names the `try` arm imported resolve to that arm's import (what runs first),
+        also while the fallback rebinds them."""
+        self._kept_names.append(self.scope.kept)
+        try_node = self.parent()
+        if isinstance(try_node, cst.Try):
+            fallback = import_fallback_names(try_node, handler)
+            if fallback:
+                self.scope.kept = self.scope.kept | fallback
 
     def _close_block(self) -> None:
         block = self._blocks.pop()
@@ -468,6 +502,11 @@ class Analyzer(cst.CSTVisitor):
                 guard, cpu_only = polarity > 0, polarity < 0
             elif kind == "For":
                 guard = guards.loops_over_gpus(node.iter)  # type: ignore[attr-defined]
+            elif kind == "MatchCase":
+                match = self.parent()
+                if isinstance(match, cst.Match):  # `match device.type: case "cuda":`
+                    polarity = guards.case_polarity(match.subject, node.pattern)  # type: ignore[attr-defined]
+                    guard, cpu_only = polarity > 0, polarity < 0
         elif attribute in ("elt", "key", "value") and kind in ("ListComp", "SetComp", "GeneratorExp", "DictComp"):
             guard = guards.loops_over_gpus(node.for_in.iter) or guards.filters_guard(node.for_in)  # type: ignore[attr-defined]
         elif attribute == "right" and kind == "BooleanOperation":

@@ -73,12 +73,26 @@ class CudaAmp(Rule):
       `torch.autocast(device_type=dev)`, `torch.autocast("cuda" if use_cuda else "cpu")`,
       and other literal types (`torch.autocast("cpu")`).
     - `torch.autocast("cuda")` under a CUDA guard (`if torch.cuda.is_available():`, a flag
-      named `use_cuda`, `if device.type == "cuda":`, ...; TDV101's page lists them all).
-      A guard does not silence `torch.cuda.amp.*`, which is deprecated everywhere.
+      named `use_cuda`, the CUDA arm of a device dispatch: `if device.type == "cuda":`,
+      `if args.device == "cuda":`, `if "cuda" in str(device):`, `match device.type: case
+      "cuda":`, ...; TDV101's page lists them all).
+      Likewise anywhere in a module that is CUDA-only on purpose (`accelerators/cuda.py`,
+      or one whose top raises without CUDA; TDV101's page says which).
+      A guard does not silence `torch.cuda.amp.*`, which is deprecated everywhere, nor
+      does a CUDA-only module.
     - `torch.autocast("cuda", enabled=False)`: a region that switches CUDA autocast off
       does the same on every machine.
+    - `enabled=` a CUDA test (`torch.amp.GradScaler("cuda", enabled=device.type == "cuda")`,
+      `enabled=torch.cuda.is_available()`, a local flag bound from one): switched on only
+      where CUDA is, off elsewhere on purpose.
     - The import statement itself (`from torch.cuda.amp import autocast`): each use is
       reported instead.
+    - Another library's API imported in a `try:` whose `except ImportError:` fallback
+      imports torch's (`try: from apex import amp / except ImportError: from torch.cuda
+      import amp`): the name is the `try` arm's, which runs first.
+    - Type annotations (`scaler: Optional[torch.cuda.amp.GradScaler] = None`, in a
+      signature, a dataclass field or a variable annotation, also as a string): naming
+      a type runs nothing.
 
     ## Fix
     When a device-aware value is in scope (and the name `torch` is imported), `fix`
@@ -128,6 +142,8 @@ class CudaAmp(Rule):
         parent = self.ctx.parent()
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return  # the last name of an attribute chain: the Attribute is checked
+        if isinstance(parent, cst.AssignTarget):
+            return  # `GradScaler = None` in an import fallback: a binding, not a use
         self._check_deprecated(node)
 
     def _check_deprecated(self, node: cst.BaseExpression) -> None:
@@ -184,6 +200,8 @@ class CudaAmp(Rule):
         enabled = keyword(node, "enabled")
         if enabled is not None and isinstance(enabled.value, cst.Name) and enabled.value.value == "False":
             return  # `@autocast("cuda", enabled=False)`: a region that switches autocast off
+        if enabled is not None and self.ctx.guards.cuda_polarity(enabled.value) > 0:
+            return  # `GradScaler("cuda", enabled=device.type == "cuda")`: off where CUDA is not
         if device_type is not None and string_value(device_type) == "cuda":
             api = "torch.amp.GradScaler" if parameter == "device" else "torch.autocast"
             chosen = self._device_type(node)

@@ -1,19 +1,21 @@
 """Family 1: code that hard-codes CUDA and so fails on CPU-only, MPS and XPU machines.
 
 Code under a CUDA guard (see `Analyzer.guarded`) only runs where CUDA exists and is
-never reported by this family.
+never reported by this family; nor is a module that is CUDA-only on purpose
+(`accelerators/cuda.py`, or one whose top raises without CUDA). TDV104 does not ask:
+a device method never called is a bug on CUDA machines too.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import AbstractSet, Optional
 
 import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, is_cuda_literal, is_device_name, keyword, last_identifier,
                         method_call, positional_args, string_value)
-from .base import Fix, Rule, with_first_argument, with_keyword
+from .base import Fix, Rule, names_read, with_first_argument, with_keyword
 
 # `torch.cuda.<name>` functions and classes that raise on a build without CUDA (each one
 # is shown to raise on CPU-only torch by tests/test_cuda_only_apis.py, with its error).
@@ -99,8 +101,15 @@ class CudaCall(Rule):
       says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`),
       tests a device (`device.type == "cuda"`, `x.device == torch.device("cuda")`,
       `str(device).startswith("cuda")`, `x.is_cuda`, `device != "cpu"`,
-      `device_id is not None`), or `and`-combines one of these;
-    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`);
+      `device_id is not None`), tests that a tensor is on CUDA already
+      (`isinstance(x.data, torch.cuda.FloatTensor)`, `x.type() == "torch.cuda.FloatTensor"`,
+      `"cuda" in x.type()`), compares with a named constant or enum member
+      called `CUDA` or `cuda` (`rng_type == RNGType.CUDA`, `backend is Backend.CUDA`),
+      or `and`-combines one of these;
+    - a `case` of `match` on a device whose pattern names only CUDA
+      (`match device.type: case "cuda":`, `case "cuda" | "cuda:0":`, `case DeviceType.CUDA:`);
+    - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`,
+      `if device_type != DeviceType.CUDA: ... else: ...`);
     - the code after `if not torch.cuda.is_available():` that ends in `return`,
       `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, and the code
       after `assert torch.cuda.is_available()`;
@@ -115,6 +124,15 @@ class CudaCall(Rule):
       `def cuda(self)`; a test module after such a `pytestmark = ...`. A helper whose
       name says CUDA (`def to_cuda(x)`, `class CUDACallback`) is no guard: it is called
       from code that may run anywhere, and the `.cuda()` inside it is what fails.
+    - all of a module that is CUDA-only on purpose, which users expect to use CUDA: a
+      CUDA backend file whose path says so (`cuda.py`, `*_cuda.py`, `cuda_*.py`, or any
+      file under a folder named `cuda`: `accelerators/cuda.py`, `ops/cuda/kernels.py`),
+      or a module whose top, before its first function or class, stops the import
+      without CUDA (`if not torch.cuda.is_available(): raise ImportError(...)`,
+      `assert torch.cuda.is_available()`). A raise inside a function, or after the
+      functions, does not make the module CUDA-only. Such a module still gets the
+      findings that are bugs on CUDA machines too: TDV2xx (tensors on the wrong device,
+      discarded moves), TDV104 and the deprecated `torch.cuda.amp` API (TDV501).
 
     Also not reported: `cuda(...)` called as a function of an imported module
     (`some_module.cuda(x)`). Code under `try:` whose `except` catches the failure
@@ -128,11 +146,15 @@ class CudaCall(Rule):
     ## Fix
     `flake8-torchdevice fix` turns `x.cuda()` into `x.to(device)`, keeping keywords
     (`x.cuda(non_blocking=True)` -> `x.to(device, non_blocking=True)`), with the
-    device-aware value in scope (a `device` variable or parameter, a tensor
-    parameter's `.device`, `self.device` set in `__init__`). With none in scope, only
-    `fix --add-device` fixes it, adding `device = torch.device("cuda" if
-    torch.cuda.is_available() else "cpu")` after the imports. `.cuda(1)` and
-    `.cuda(args.gpu)` are not fixed: they pick a GPU that the value in scope may not be.
+    device chosen as people fixing it by hand choose it: in `forward(self, x)` the
+    input's `x.device`, in an optimizer's `for p in group["params"]:` `p.device`
+    (never the device of what is being moved); in another method of a module with
+    parameters `next(self.parameters()).device`; else a device variable in scope (a
+    `device` variable or parameter, `self.device` set in `__init__`, a tensor
+    parameter's `.device`). With none in scope, only `fix --add-device` fixes it,
+    adding `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`
+    after the imports. `.cuda(1)` and `.cuda(args.gpu)` are not fixed: they pick a GPU
+    that the value in scope may not be.
 
     ## How to silence it
     - One line: `x = x.cuda()  # noqa: TDV101`.
@@ -177,7 +199,8 @@ class CudaCall(Rule):
         index (`.cuda(1)`, `.cuda(args.gpu)`) picks a GPU the device in scope may not be."""
         if positional_args(call) or keyword(call, "device") is not None or any(a.star for a in call.args):
             return None
-        found = self.device_for_fix(call)
+        assert isinstance(call.func, cst.Attribute)
+        found = self.device_for_fix(call, names_read(call.func.value))  # not `x.to(x.device)`
         if found is None:
             return None
         device, added = found
@@ -242,7 +265,9 @@ class CudaLiteral(Rule):
       `--check-param-defaults`) to report these too.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, a flag named
       `use_cuda`, `if not torch.cuda.is_available(): return` before it, a
-      `@requires_cuda` decorator, ...; TDV101's page lists them all).
+      `@requires_cuda` decorator, ...; TDV101's page lists them all), and a module that
+      is CUDA-only on purpose (`accelerators/cuda.py`, or one whose top raises without
+      CUDA; TDV101's page says which).
 
     - Class attributes (`class Config: device = "cuda"`, dataclass fields): defaults like
       parameter defaults, reported with `torchdevice-check-param-defaults`. Options for
@@ -301,7 +326,8 @@ class CudaLiteral(Rule):
         for name in self.DEVICE_KEYWORDS:
             arg = keyword(node, name)
             if arg is not None and is_cuda_literal(arg.value):
-                self.report(arg.value, fix=self._use_fix(arg.value, checkpoint=name == "map_location"))
+                self.report(arg.value, fix=self._use_fix(arg.value, _receiver_names(node),
+                                                         checkpoint=name == "map_location"))
         if self.ctx.resolve(node.func) in self.DEVICE_FUNCTIONS:
             device = first_argument(node, "type")
             if device is not None and is_cuda_literal(device) and keyword(node, "device") is None:
@@ -309,7 +335,7 @@ class CudaLiteral(Rule):
         elif method_call(node, "to") is not None and node.args:
             first = node.args[0]
             if first.keyword is None and first.star == "" and is_cuda_literal(first.value):
-                self.report(first.value, fix=self._use_fix(first.value))
+                self.report(first.value, fix=self._use_fix(first.value, _receiver_names(node)))
         self._check_option_default(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -339,14 +365,16 @@ class CudaLiteral(Rule):
         if any(is_device_name(name.lstrip("-").replace("-", "_")) for name in options):
             self.report(default.value, fix=self._selection_fix(default.value))
 
-    def _use_fix(self, literal: cst.BaseExpression, checkpoint: bool = False) -> Optional[Fix]:
+    def _use_fix(self, literal: cst.BaseExpression, avoid: AbstractSet[str] = frozenset(),
+                 checkpoint: bool = False) -> Optional[Fix]:
         """`device="cuda"`, `.to("cuda")` -> the device-aware value in scope (else the one
         `--add-device` adds); `map_location="cuda"` -> that value, else `"cpu"`."""
         if string_value(literal) != "cuda":
             return None  # `"cuda:1"`, `f"cuda:{rank}"`: a chosen GPU, which the value in scope may not be
         if checkpoint:
-            return Fix().replace(literal, self.ctx.device_in_scope(literal) or '"cpu"')
-        found = self.device_for_fix(literal)
+            found = self.device_for_fix(literal, avoid, add=False)
+            return Fix().replace(literal, found[0] if found else '"cpu"')
+        found = self.device_for_fix(literal, avoid)
         return None if found is None else Fix().replace(literal, found[0]).needs_added_device(found[1])
 
     def _selection_fix(self, literal: cst.BaseExpression) -> Optional[Fix]:
@@ -448,7 +476,9 @@ class CudaOnlyApi(Rule):
     - `pin_memory=True` given to a `DataLoader` (it warns and does not pin without an
       accelerator), `pin_memory=False`, and `pin_memory=<expression>`.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, `if device.type ==
-      "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all).
+      "cuda":`, a flag named `use_cuda`, ...; TDV101's page lists them all), and a module
+      that is CUDA-only on purpose (`accelerators/cuda.py`, or one whose top raises
+      without CUDA; TDV101's page says which).
 
     ## Fix
     - `pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`.
@@ -595,12 +625,14 @@ class CudaOnlyApi(Rule):
 
     def _type_fix(self, call: cst.Call, name: str) -> Optional[Fix]:
         """`x.type(torch.cuda.FloatTensor)` -> `x.to(device, torch.float32)`."""
-        dtype, found = self._dtype(name), self.device_for_fix(call)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else call.func
+        dtype, found = self._dtype(name), self.device_for_fix(call, names_read(receiver))
         if dtype is None or found is None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
             return None
         typed = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")),  # type: ignore[attr-defined]
                                   args=[call.args[0].with_changes(value=cst.parse_expression(dtype))])
-        return Fix().replace(call, typed.with_changes(args=with_first_argument(typed, found[0])))
+        return Fix().replace(call, typed.with_changes(args=with_first_argument(typed, found[0]))
+                             ).needs_added_device(found[1])  # else the placeholder stays in the code
 
     def _report_type_use(self, argument: cst.BaseExpression, call: cst.Call) -> None:
         name = self._legacy_type(argument)
@@ -672,6 +704,9 @@ class UncalledDeviceMethod(Rule):
     - Flags that happen to be named like a method: `args.cuda`, `opt.cpu`, `cfg.to`
       (on objects named `args`, `opt`, `cfg`, `config`, `hparams`, ...), `return msg.to`.
     - Functions of imported modules (`torch.cuda`, `numba.cuda`).
+
+    CUDA guards do not matter here, nor does a module that is CUDA-only on purpose
+    (`accelerators/cuda.py`): a method never called is a bug on CUDA machines too.
 
     ## Fix
     `flake8-torchdevice fix` calls the query: `if torch.cuda.is_available:` becomes
@@ -762,6 +797,12 @@ class UncalledDeviceMethod(Rule):
             own = dotted_name(receiver)
             return own is not None and any(dotted_name(t.target) == own for t in targets)
         return False
+
+
+def _receiver_names(call: cst.Call) -> AbstractSet[str]:
+    """The names `x.to(...)` or `x.new_zeros(..., device=...)` reads in its receiver:
+    their tensors' device is not the one to write there."""
+    return names_read(call.func.value) if isinstance(call.func, cst.Attribute) else frozenset()
 
 
 __all__ = ["CUDA_ONLY_APIS", "CudaCall", "CudaLiteral", "CudaOnlyApi", "DEVICE_QUERIES", "LEGACY_CUDA_TYPES",

@@ -151,14 +151,20 @@ class LoadWithoutMapLocation(Rule):
       module-level name or dict of such URLs, `model_urls[arch]`): they hold CPU
       tensors.
     - Other `load` functions (`json.load`, `pickle.load`, `yaml.load`,
-      `from .utils import load`) and names rebound locally (`load = my_loader`).
+      `from .utils import load`) and names rebound locally (`load = my_loader`);
+      a `try:` import of another loader with torch's as the `except ImportError:`
+      fallback resolves to the `try` arm, which runs first.
     - Code under a CUDA guard (`if torch.cuda.is_available():`, ...; TDV101's page
-      lists them all), where CUDA checkpoints load fine.
+      lists them all), where CUDA checkpoints load fine; likewise a module that is
+      CUDA-only on purpose (`accelerators/cuda.py`, or one whose top raises without
+      CUDA; TDV101's page says which).
 
     ## Fix
     `flake8-torchdevice fix` adds `map_location=` with the device-aware value in
-    scope (a `device` variable or parameter, a tensor parameter's `.device`,
-    `self.device` set in `__init__`, ...), else `map_location="cpu"`; a
+    scope (in `forward(self, x)` the input's `x.device`, in a method of a module with
+    parameters `next(self.parameters()).device`, a `device` variable or parameter, a
+    tensor parameter's `.device`, `self.device` set in `__init__`, ...), else
+    `map_location="cpu"`; a
     `map_location=None` gets the same value. The call keeps its layout: one argument
     per line stays so, a trailing comma and comments stay.
 
@@ -246,7 +252,8 @@ class LoadWithoutMapLocation(Rule):
         if qualified in URL_LOADERS and self._is_cpu_weights_url(source):
             return  # torchvision's published weights
         # The fix: the device chosen at run time when one is in scope, else the CPU.
-        value = self.ctx.device_in_scope(node) or '"cpu"'
+        found = self.device_for_fix(node, add=False)
+        value = found[0] if found else '"cpu"'
         fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
             node, "map_location", value)
         name = _file_name(source) if source is not None else None

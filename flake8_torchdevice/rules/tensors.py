@@ -23,11 +23,12 @@ from ..analysis import (
     moves_to_cpu,
     number_value,
     parameter_names,
+    positional_args,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.syntax import ast_definitions
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
-from .base import CallTrigger, Fix, Rule
+from .base import CallTrigger, Fix, Rule, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
@@ -79,6 +80,10 @@ class _Frame:
     # a plain function receiving tensors: mixing a new CPU tensor with a parameter known to
     # be a tensor (annotated, or used with a tensor-only method) is reported
     helper: bool = False
+    # locals computed from the inputs (`x_cov = torch.cov(x.T)`, `y = batch["y"]`): a
+    # tensor among them lives where the inputs live
+    derived: Set[str] = field(default_factory=set)
+    made_here: Set[str] = field(default_factory=set)  # locals computed from tensors made here
 
 
 @dataclass
@@ -108,6 +113,10 @@ class FactoryWithoutDevice(Rule):
       the new tensor is combined with it (arithmetic, comparison, `torch.cat`/`stack`/
       `where`/`maximum`, an argument of one of its methods: `x.index_select(0,
       torch.arange(n))`), or indexes with a mask computed from it (`table[x > 0]`);
+    - in both: what the function computes from its tensor inputs counts as they do
+      (`x_cov = torch.cov(x.T)`, then `x_cov + torch.eye(n)`; `y = batch["y"].unsqueeze(-1)`
+      in `forward`, then `torch.cat([y, pad])`), unless it reads only their size
+      (`x.shape[0]`), a host copy (`x.cpu()`), or a tensor the function made itself;
     - anywhere: when it is combined with a tensor known to be on a device chosen at
       run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
       is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
@@ -147,7 +156,11 @@ class FactoryWithoutDevice(Rule):
       inside a `with torch.device(d):` block.
     - The tensor is moved before it is used: `torch.ones(n).to(x.device)`,
       `mask = torch.ones(n)` followed by `mask = mask.to(x.device)` in the same
-      function, `.cuda()`, `.type_as(x)`.
+      function, `.cuda()`, `.type_as(x)`; or handed to a helper that returns its
+      first argument moved (`try_gpu(torch.zeros(3))`, `to_device(torch.arange(n), device)`):
+      a function of the file or a method of the class whose return is `t.to(...)` or
+      `t.cuda()` of that argument (also beside `return t` under a CUDA test), or such a
+      function imported from the project's other files.
     - `torch.zeros_like(x)` and `x.new_zeros(...)`: they follow `x`'s device.
     - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
       `torch.tensor(True)`, `torch.tensor(-width / 2)`, `torch.tensor(n)` of a
@@ -171,6 +184,9 @@ class FactoryWithoutDevice(Rule):
     - Code that only runs without CUDA (the `else:` arm of `if torch.cuda.is_available():`
       or of `if self.gpu_mode:`): every tensor there is on the CPU.
     - `x.new_tensor(torch.rand(n))`: `new_tensor` copies its argument to `x`'s device.
+    - A file that sets the default device for new tensors at its top level (also under
+      `if __name__ == "__main__":`): `torch.set_default_device(d)`, or
+      `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (nerf-pytorch).
     - Code that is CPU by design and meets no device tensor: data pipelines
       (`Dataset.__getitem__`, `collate_fn`, transforms, functions named like
       `transform`, `collate`, `preprocess`, `load_*`), scripts, utilities; plain
@@ -180,12 +196,15 @@ class FactoryWithoutDevice(Rule):
 
     ## Fix
     `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
-    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else
-    `device=<device>` when the function has a device parameter, else in `forward` or a
-    loss the first tensor parameter's device (the input is on the model's device).
-    Nothing else is certain to exist where the factory stands (a local tensor may be
-    computed after it, a moved argument is not on the device yet), so otherwise there
-    is no fix.
+    meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else in
+    `forward` or a loss the device of the first parameter known to be a tensor (the
+    input is on the model's device; not `n` of `sample(self, n)`), else in a method of
+    a module with parameters `next(self.parameters()).device`, else a device variable
+    bound where the factory stands (a `device` parameter, `self.device` set in
+    `__init__`, `device = args.device` above it). Nothing else is certain to exist
+    there (a local tensor may be computed after it, a moved argument is not on the
+    device yet, a tensor parameter of a plain function may be anywhere), so otherwise
+    there is no fix, also with `--add-device`.
 
     ## How to silence it
     - One line: `mask = torch.ones(n)  # noqa: TDV201`.
@@ -225,6 +244,7 @@ class FactoryWithoutDevice(Rule):
         self._device_blocks = 0  # depth of `with torch.device(...):` blocks
         self._device_withs: Set[int] = set()
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
+        self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
 
     # ------------------------------------------------------------ frames
 
@@ -288,11 +308,18 @@ class FactoryWithoutDevice(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
         # in the `else:` arm of a CUDA test every tensor is on the CPU
-        if factory is None or self.ctx.cpu_only or self._has_device(node):
+        if factory is None or self.ctx.cpu_only or self._has_device(node) or self._default_device_is_set():
             return
         if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.tensor_params) and not self._is_bound():
             return  # a 0-dim tensor mixes with any device, except as a clamp bound
+        self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._follow(node, node)
+
+    def _default_device_is_set(self) -> bool:
+        """The file sets the default device (nerf-pytorch's
+        `torch.set_default_tensor_type("torch.cuda.FloatTensor")`): factories follow it."""
+        project = self.ctx.project
+        return project is not None and project.own.sets_default_device
 
     def _is_bound(self) -> bool:
         """Is the call being visited (maybe through torch ops: `torch.log(t)`) a bound of
@@ -350,12 +377,34 @@ class FactoryWithoutDevice(Rule):
         entry = frame.pending.get(name)
         if entry is not None and entry[1] is not statement:
             del frame.pending[name]  # rebound to something else: forget the old tensor
-        if self._is_device_tensor(value):
+        read = list(_names_read(value))
+        made = any(n in frame.pending or n in frame.made_here for n in read) \
+            or self.ctx.kinds.is_fixed_tensor(value, True)
+        (frame.made_here.add if made else frame.made_here.discard)(name)
+        derived = (frame.strict or frame.helper) and not made and self._reads_inputs(read)
+        (frame.derived.add if derived else frame.derived.discard)(name)
+        if self._is_device_tensor(value) or (derived and self._computes_a_tensor(value)):
             frame.device_tensors.add(name)
         else:
             frame.device_tensors.discard(name)
         if self._is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
+
+    def _computes_a_tensor(self, value: cst.CSTNode) -> bool:
+        """A tensor by the model's kinds, or the result of a torch op (`torch.cov(x.T)`)."""
+        if isinstance(value, cst.Call) and _is_tensor_op(self.ctx.resolve(value.func)):
+            name = (self.ctx.resolve(value.func) or "").rsplit(".", 1)[-1]
+            return not name.startswith(_NOT_TENSOR_OP_PREFIXES) and name not in _NOT_TENSOR_OPS
+        return self.ctx.kinds.is_tensor(value)
+
+    def _reads_inputs(self, read: List[str]) -> bool:
+        """Do the names a value reads (`_names_read`) compute it from the function's
+        tensor inputs (a parameter that may hold a tensor, or a local computed from one),
+        other than for a size or on the CPU (`x.shape[0]`, `len(x)`, `x.cpu()`)?"""
+        frame = self._frame
+        if any(isinstance(name, _CpuOrSize) for name in read):
+            return False
+        return any(name in frame.tensor_params or name in frame.derived for name in read)
 
     # ------------------------------------------------------------ the factory's fate
 
@@ -468,6 +517,9 @@ class FactoryWithoutDevice(Rule):
         """The fate of a tensor passed to `call`; None when the call returns a tensor
         derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
         callee = last_identifier(call.func) or ""
+        if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
+                and self.ctx.project_says(call.func, "moves_argument"):
+            return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
         if callee in NEUTRAL_CALLEES or callee in FACTORIES:
             return NEUTRAL
         if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
@@ -611,28 +663,28 @@ class FactoryWithoutDevice(Rule):
         name = dotted_name(call.func) or "torch.factory"
         message = self.message.format(call=name, remedy=self._remedy(FACTORY_NAMES.get(
             self.ctx.resolve(call.func) or "", ""), call))
-        device = self._device_for_fix(partner)
-        fix = Fix().add_keyword(call, "device", device) if device else None
+        found = self._device_for_fix(call, partner)
+        fix = Fix().add_keyword(call, "device", found[0]) if found else None
         frame = self._frame
         if frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
         else:
             self.report(call, message, fix=fix)
 
-    def _device_for_fix(self, partner: Optional[cst.CSTNode]) -> Optional[str]:
-        """`x.device` of the tensor parameter the new tensor meets, else a device
-        parameter, else in forward or a loss the first tensor parameter's device (the
-        input, which is on the model's device): parameters exist wherever the factory
-        stands in the function, a local may be bound after it. None when none is known."""
+    def _device_for_fix(self, call: cst.Call, partner: Optional[cst.CSTNode]) -> Optional[Tuple[str, bool]]:
+        """The device `fix` gives the factory (`base.device_for_fix`, which asks the
+        model): `x.device` of the tensor parameter the new tensor meets; in forward or a
+        loss the first tensor parameter's device (the input, which is on the model's
+        device); in a method of a module with parameters their device; a device
+        variable in scope where the factory stands. Parameters exist wherever the
+        factory stands in the function, a local may be bound after it; a tensor
+        parameter of a plain function is not known to be on the model's device. No
+        device is added: None when none is known."""
         frame = self._frame
-        tensor = self._tensor_parameter_in(partner) if partner is not None else None
-        if tensor is not None:
-            return f"{tensor}.device"
-        devices = [p for p in frame.params if is_device_name(p)]
-        if devices:
-            return devices[0]
+        met = self._tensor_parameter_in(partner) if partner is not None else None
         inputs = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
-        return f"{inputs[0]}.device" if frame.strict and inputs else None
+        return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
+                              inputs=inputs if frame.strict else (), add=False, tensor_parameters=False)
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
@@ -665,6 +717,41 @@ class FactoryWithoutDevice(Rule):
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
         return "pass device=<tensor>.device of a tensor already on the right device"
+
+
+# torch.<name>(...) that do not compute a tensor from their arguments.
+_NOT_TENSOR_OP_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_")
+_NOT_TENSOR_OPS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
+                             "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
+                             "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype"})
+
+
+class _CpuOrSize(str):
+    """A marker `_names_read` yields for `.cpu()`, `.numpy()`, `.shape`, `len(...)`."""
+
+
+_SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
+
+
+def _names_read(node: cst.CSTNode):
+    """The names an expression reads, in order; a `_CpuOrSize` marker where it reads a
+    size or a host copy (`x.shape`, `x.size(0)`, `len(x)`, `x.cpu()`)."""
+    if isinstance(node, cst.Name):
+        yield node.value
+        return
+    if isinstance(node, cst.Attribute):
+        if node.attr.value in _SIZE_OR_HOST:
+            yield _CpuOrSize(node.attr.value)
+            return
+        yield from _names_read(node.value)
+        return
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float"):
+        yield _CpuOrSize(node.func.value)
+        return
+    if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        return  # names there may be the comprehension's own
+    for child in node.children:
+        yield from _names_read(child)
 
 
 def _maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
@@ -706,11 +793,16 @@ class UnregisteredTensorAttribute(Rule):
       (`self._init_tables()`), whatever `device=` it was made with: `device=device` or
       `.to(device)` while the module is built puts it there once, and a later
       `module.to(...)` leaves it behind; also what such a method returns
-      (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`);
+      (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`), what is
+      computed there from such an attribute (`self.batch = self.grid.repeat(b, 1, 1)`),
+      and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
+      `bounds: Optional[Tensor]`: the caller's tensor stays where it was);
     - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
       caches set in `forward` (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`,
       or `self.mask = self._make_mask(n)` where `_make_mask` makes it without a device);
-      methods only named like builders (`_build_anchors`) count here too;
+      methods only named like builders (`_build_anchors`) count here too, and a
+      builder-named method that takes data and that no `__init__` calls
+      (`build_P_prime(self, batch_C_prime)`) reads at run time;
     - a cache that `forward` builds once (under `if self.mask is None:`,
       `if not hasattr(self, "mask"):`, with no device check), even with
       `device=x.device`: it keeps the device of the first call, and a model run once on
@@ -816,7 +908,8 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
     triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
-                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b")
+                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b"
+                r"|\b__init__\([^)]*\bTensor\b")  # `def __init__(self, points: Tensor)`
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -869,10 +962,12 @@ class UnregisteredTensorAttribute(Rule):
                 if method.name in ("forward", "__call__") and _CACHE_WORDS.search(text_of(method)) \
                         and _builds_cache_once(method):
                     return True
+        built = _ast_called_from_init(methods)
+        if any(_ast_stores_tensor_argument(methods[name]) for name in built if name in methods):
+            return True
         factory_words = _class_trigger_words(aliases)
         if not factory_words.search(text_of(node)):
             return False
-        built = _ast_called_from_init(methods)
         # methods that return a tensor they make (on any device), also through each other
         helpers: Set[str] = set()
         candidates = [m for m in methods.values() if factory_words.search(text_of(m))]
@@ -907,7 +1002,8 @@ class UnregisteredTensorAttribute(Rule):
                 continue
             # a cache from the input's device goes stale only when forward builds it once
             # (not a one-off such as RepVGG's reparameterisation helpers)
-            stale = _is_fixed(info, assignment) or (assignment.method in built and _is_made(info, assignment)) or (
+            stale = _is_fixed(info, assignment) or (assignment.method in built and (
+                _is_made(info, assignment) or _is_tensor_argument(info, assignment))) or (
                 assignment.built_once and assignment.method in ("forward", "__call__")
                 and (assignment.kind == TENSOR or _is_made(info, assignment)))
             if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value):
@@ -927,8 +1023,9 @@ class UnregisteredTensorAttribute(Rule):
         moves; xLSTM's `forward` reads its state before it sets the next one."""
         reads: Dict[str, List[Tuple[str, bool, int]]] = {}
         refreshes: Dict[Tuple[str, str], int] = {}  # (name, method) -> first run-time refresh
+        init_in_lineage = set().union(*(cls.called_from_init() for cls in lineage))
         for cls in lineage:
-            init_time = cls.init_time_methods()
+            init_time = cls.construction_only_methods(init_in_lineage)
             for attribute, entries in cls.reads.items():
                 reads.setdefault(attribute, []).extend(e for e in entries if e[0] not in init_time)
             for a in cls.assignments:
@@ -995,6 +1092,24 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
         pattern = _FACTORY_WORDS[aliases] = re.compile(
             r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])")
     return pattern
+
+
+def _ast_stores_tensor_argument(method: ast.AST) -> bool:
+    """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor type."""
+    args = method.args  # type: ignore[attr-defined]
+    annotated = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                 if a.annotation is not None and _names_tensor_type(a.annotation)}
+    return bool(annotated) and any(
+        isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name)
+        and statement.value.id in annotated and any(isinstance(t, ast.Attribute) for t in statement.targets)
+        for statement in ast.walk(method))
+
+
+def _names_tensor_type(annotation: ast.AST) -> bool:
+    """`Tensor`, `torch.Tensor`, `Optional[Tensor]`, `"torch.Tensor"`."""
+    return any((isinstance(n, ast.Name) and n.id == "Tensor") or (isinstance(n, ast.Attribute) and n.attr == "Tensor")
+               or (isinstance(n, ast.Constant) and isinstance(n.value, str) and "Tensor" in n.value)
+               for n in ast.walk(annotation))
 
 
 def _builds_cache_once(function: ast.AST) -> bool:
@@ -1093,6 +1208,15 @@ def _is_made(info: ClassInfo, assignment: AttributeAssignment) -> bool:
     """A tensor made there (or by the method it calls on `self`), on any device."""
     return assignment.made_tensor or (
         assignment.helper is not None and info.returns_tensor(assignment.helper, any_device=True))
+
+
+def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> bool:
+    """`self.bounds = bounds` for a parameter annotated as a tensor (`bounds: Optional[Tensor]`):
+    the caller's tensor, kept as a plain attribute, stays where it was when the module moves."""
+    method = info.methods.get(assignment.method)
+    value = assignment.value
+    return method is not None and assignment.kind == TENSOR and isinstance(value, cst.Name) \
+        and any(param.name.value == value.value for param in method.params.params)
 
 
 def _is_container(node: cst.CSTNode) -> bool:
