@@ -123,6 +123,15 @@ REPORTED = {
     "read by a builder-named method that takes data (called from another module)": (
         module("self.t = torch.tensor(np.eye(n)).float()", "return x",
                extra="def build_P_prime(self, y):\n    return torch.bmm(self.t, y)"), [(7, 8)]),
+    # segmentation_models.pytorch's SAM: `preprocess` is no I/O method (p-repr-ocess)
+    "read by a method named preprocess": (
+        module("self.t = torch.Tensor([0.5, 0.25]).view(-1, 1, 1)", "return self.preprocess(x)",
+               extra="def preprocess(self, y):\n    return y - self.t"), [(7, 8)]),
+    # pyg's RGCN benchmarks: a MessagePassing layer is an nn.Module
+    "a library's nn.Module base (torch_geometric's MessagePassing)": (
+        "import torch\nfrom torch_geometric.nn import MessagePassing\nclass Conv(MessagePassing):\n"
+        "    def __init__(self, n):\n        super().__init__(aggr='sum')\n        self.weight = torch.randn(n, n)\n"
+        "    def forward(self, x):\n        return x @ self.weight\n", [(6, 8)]),
     # botorch's InputPerturbation: the caller's tensors kept as plain attributes
     "a tensor argument kept as a plain attribute": (
         HEAD + "from typing import Optional\nfrom torch import Tensor\nclass P(nn.Module):\n"
@@ -251,6 +260,8 @@ NOT_REPORTED = {
     "unknown value": module("self.t = make_table(n)\nself.u = torch.as_tensor(table)"),
     "attribute of another object": module("other.t = torch.ones(n)\nself.cfg.t = torch.ones(n)"),
     "setattr": module("setattr(self, 't', torch.ones(n))", "return x * self.t"),
+    "read only by a method that saves it": module(
+        "self.t = torch.ones(n)", "return x", extra="def saveTable(self, path):\n    torch.save(self.t, path)"),
     "an argument whose kind is unknown": (
         "import torch.nn as nn\nclass P(nn.Module):\n    def __init__(self, points):\n        super().__init__()\n"
         "        self.points = points\n    def forward(self, x):\n        return x + self.points\n"),

@@ -167,6 +167,28 @@ REPORTED = {
             if torch.cuda.is_available():
                 labels.cuda()
         """), [(5, 12)]),
+    # issue 15, set 3: simpletransformers' FocalLoss tests the kind, then discards the move
+    "narrowed by torch.is_tensor": (function("""\
+        if torch.is_tensor(alpha):
+            alpha.to(x.device)
+        """, "x, alpha"), [(4, 8)]),
+    "narrowed by isinstance(..., torch.Tensor), with and": (
+        "import torch\nclass L(torch.nn.Module):\n    def forward(self, x):\n"
+        "        if self.w is not None and isinstance(self.w, torch.Tensor):\n            self.w.to(x.device)\n"
+        "        return x\n", [(5, 12)]),
+    # pytorch-forecasting's predict: each entry of a batch dict, by a loop's key
+    "batch items under a variable key": (function("""\
+        for x, _ in loader:
+            for name in x.keys():
+                x[name].to(device)
+        """), [(5, 12)]),
+    # MONAI's AffineHead: a grid from a method that casts its dtype (`.to(dtype=...)` is no move)
+    "attribute from a method returning a dtype cast": (
+        "import torch\nclass H(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.grid = self.make_grid(n)\n    @staticmethod\n    def make_grid(n):\n"
+        "        grid = torch.stack(torch.meshgrid(torch.arange(n), torch.arange(n)))\n"
+        "        return grid.to(dtype=torch.float)\n    def forward(self, f):\n"
+        "        self.grid.to(device=f.device)\n        return f + self.grid\n", [(11, 8)]),
 }
 
 
@@ -176,6 +198,23 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "narrowing ends with its arm": function("""\
+        if torch.is_tensor(alpha):
+            pass
+        alpha.to(x.device)
+        """, "x, alpha"),
+    "narrowed by a test of another name": function("""\
+        if torch.is_tensor(beta):
+            alpha.to(x.device)
+        """, "x, alpha, beta"),
+    "not narrowed by isinstance of another type": function("""\
+        if isinstance(alpha, (torch.Tensor, list)):
+            alpha.to(x.device)
+        """, "x, alpha"),
+    "an item under a variable key of an unknown container": function("""\
+        for name in modules:
+            modules[name].to(device)
+        """, "modules, device"),
     "module moved in place": function("""\
         model.to(device)
         model.cuda()

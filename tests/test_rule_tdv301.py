@@ -187,3 +187,11 @@ def test_import_fallback_to_another_loader_is_torch_first():
     code = ("try:\n    from torch import load\nexcept ImportError:\n    from mylib import load\n"
             "state = load('m.pt')\n")
     assert tdv301(code) == [(5, 8, "TDV301")]
+
+
+def test_torchvision_re_export_of_the_hub_loader_in_the_try_arm():
+    """stylegan2's FID Inception: torchvision's re-export first, torch's model zoo as fallback."""
+    code = ("try:\n    from torchvision.models.utils import load_state_dict_from_url\nexcept ImportError:\n"
+            "    from torch.utils.model_zoo import load_url as load_state_dict_from_url\n"
+            "state = load_state_dict_from_url('https://example.com/w.pth', progress=True)\n")
+    assert tdv301(code) == [(5, 8, "TDV301")]

@@ -40,9 +40,20 @@ INIT_TIME_NAME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_bui
 # Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
 _SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
 # Methods that read attributes to save, load or show them, not to compute with the input.
-_IO_METHOD_RE = re.compile(r"save|load|export|dump|write|state_dict|repr|print|log", re.I)
+# A whole word of the name (`save_weights`, `load_state_dict`, `__repr__`, `saveModel`), so
+# that `preprocess` (p-repr-ocess) and `compute_logits` are not taken for one.
+_IO_WORDS = "save|load|export|dump|write|state_dict|repr|print|log"
+_IO_METHOD_RE = re.compile(rf"(?:^|_)(?:{_IO_WORDS})(?:_|$|[A-Z0-9])|(?:^|[a-z])(?:{_IO_WORDS.title()})(?:[A-Z_0-9]|$)")
 # Overriding one of these means the class moves its own plain tensors.
 _MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
+
+
+# nn.Module subclasses of well-known libraries that models derive from.
+_LIBRARY_MODULE_BASES = frozenset({
+    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+    "torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing",
+    "torch_geometric.nn.aggr.Aggregation", "mmengine.model.BaseModule", "mmcv.runner.BaseModule",
+})
 
 
 def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
@@ -62,6 +73,9 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
             if qualified.startswith("torch.nn.") and last not in NN_NON_MODULES and last[:1].isupper():
                 return True
             if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
+                return True
+            if qualified in _LIBRARY_MODULE_BASES or (
+                    qualified.startswith("torch_geometric.nn.") and last in ("MessagePassing", "Aggregation")):
                 return True
         name = dotted_name(base.value)
         if name is None:

@@ -45,6 +45,7 @@ class KindsContext(Protocol):
 
     scopes: List[Scope]
     module_classes: Set[str]
+    stack: List[cst.CSTNode]  # the nodes from the module down to the one being visited
 
     @property
     def current_function(self) -> Optional[cst.FunctionDef]: ...
@@ -171,7 +172,7 @@ class ValueKinds:
 
     def kind_of(self, node: cst.CSTNode) -> Optional[str]:
         if isinstance(node, cst.Name):
-            return self._name_kind(node.value)
+            return self._name_kind(node.value) or (TENSOR if self._narrowed_to_tensor(node.value) else None)
         if isinstance(node, cst.Attribute):
             attr = node.attr.value
             dotted = dotted_name(node)
@@ -183,7 +184,7 @@ class ValueKinds:
                 return TENSOR
             if is_device_name(attr):
                 return DEVICE
-            return None
+            return TENSOR if dotted is not None and self._narrowed_to_tensor(dotted) else None
         if isinstance(node, cst.Subscript):
             return self._subscript_kind(node)
         if isinstance(node, cst.BinaryOperation):
@@ -194,6 +195,33 @@ class ValueKinds:
         if isinstance(node, cst.Call):
             return self._call_kind(node)
         return None
+
+    def _narrowed_to_tensor(self, dotted: str) -> bool:
+        """Inside `if torch.is_tensor(x):` or `if isinstance(x, torch.Tensor):` (also one
+        operand of an `and`), in this function: `x` holds a tensor there."""
+        stack = self.ctx.stack
+        for index in range(len(stack) - 2, -1, -1):
+            node = stack[index]
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(node, cst.If) and stack[index + 1] is node.body and self._tests_tensor(node.test, dotted):
+                return True
+        return False
+
+    def _tests_tensor(self, test: cst.BaseExpression, dotted: str) -> bool:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._tests_tensor(test.left, dotted) or self._tests_tensor(test.right, dotted)
+        if not isinstance(test, cst.Call) or not test.args or dotted_name(test.args[0].value) != dotted:
+            return False
+        callee = self.ctx.resolve(test.func)
+        if callee == "torch.is_tensor":
+            return len(test.args) == 1
+        if isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
+            types = test.args[1].value
+            elements = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+            return bool(elements) and all(self.ctx.resolve(e) in ("torch.Tensor", "torch.nn.Parameter")
+                                          for e in elements)
+        return False
 
     def _subscript_kind(self, node: cst.Subscript) -> Optional[str]:
         """`t[0]` of a tensor; `batch["x"]`, `batch[0]` of a data-loader batch; `enc["input_ids"]`

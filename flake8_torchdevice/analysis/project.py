@@ -87,7 +87,24 @@ def _dotted(node: ast.AST) -> Optional[str]:
 
 
 def _is_move(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MOVE_METHODS
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MOVE_METHODS \
+        and not _is_dtype_cast(node)
+
+
+_DTYPES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
+                     "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat"})
+
+
+def _is_dtype_cast(call: ast.Call) -> bool:
+    """`t.to(dtype=torch.float)`, `t.to(torch.float32)`: a new dtype, the same device."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "to"):
+        return False
+    keywords = {k.arg for k in call.keywords}
+    if call.args:
+        first = _dotted(call.args[0]) or ""
+        return len(call.args) == 1 and first.startswith("torch.") and first[6:] in _DTYPES \
+            and "device" not in keywords
+    return keywords and keywords <= {"dtype", "non_blocking", "copy", "memory_format"}
 
 
 def _to_cpu(call: ast.Call) -> bool:
@@ -117,9 +134,10 @@ _SAME_KIND_METHODS = frozenset({"fill_", "zero_", "float", "double", "half", "lo
 
 
 def _chain_root(node: ast.AST) -> ast.AST:
-    """`torch.ones(n).float().unsqueeze(0)` -> `torch.ones(n)`."""
+    """`torch.ones(n).float().unsqueeze(0)` -> `torch.ones(n)`; `grid.to(dtype=torch.float)` -> `grid`."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr in _SAME_KIND_METHODS and isinstance(node.func.value, ast.Call):
+            and (node.func.attr in _SAME_KIND_METHODS or _is_dtype_cast(node)) \
+            and isinstance(node.func.value, (ast.Call, ast.Name)):
         node = node.func.value
     return node
 
@@ -150,6 +168,7 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     callees: List[str] = []
     for value in returned:
         for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
+            arm = _chain_root(arm)  # `return grid.float()`: what `grid` is
             if isinstance(arm, ast.Name) and arm.id != first and arm.id not in moved_names:
                 # `pe = torch.zeros(n, d); ...; return pe`: what the name was last bound to
                 earlier = [(line, bound) for line, bound in assignments.get(arm.id, ()) if line < value.lineno]

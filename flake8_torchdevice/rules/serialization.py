@@ -18,11 +18,14 @@ LOADERS = {
     "torch.jit.load": 1,
     "torch.hub.load_state_dict_from_url": 2,
     "torch.utils.model_zoo.load_url": 2,
+    # torchvision's re-export of torch.hub's (older torchvision; stylegan2's FID Inception)
+    "torchvision.models.utils.load_state_dict_from_url": 2,
 }
 
 
 SAVERS = {"torch.save", "torch.serialization.save", "torch.jit.save"}
-URL_LOADERS = {"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"}
+URL_LOADERS = {"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url",
+               "torchvision.models.utils.load_state_dict_from_url"}
 # PyTorch's own published weights (torchvision's model zoo) hold CPU tensors: torchvision
 # itself loads them without map_location on every machine.
 CPU_WEIGHTS_URL = "https://download.pytorch.org/models/"

@@ -1254,8 +1254,10 @@ class DiscardedTo(Rule):
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
     tensors, or a name used the way only tensors are, before or after the statement: a
     tensor-only method (`t.unsqueeze(0)`, `t.masked_fill(...)`), `torch.zeros_like(t)`,
-    array indexing (`t[:, 0]`), or as an input of a known module (`model(t)`). A CUDA
-    guard around the statement changes nothing.
+    array indexing (`t[:, 0]`), or as an input of a known module (`model(t)`); inside
+    `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
+    under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
+    `batch["x"]`. A CUDA guard around the statement changes nothing.
 
     ## Why is this bad
     Tensor moves are not in place: `t.to(device)` returns a copy on the device and
@@ -1347,7 +1349,8 @@ class DiscardedTo(Rule):
                 and call.func.attr.value in _DISCARDABLE):
             return
         receiver = call.func.value
-        if dotted_name(receiver) is None and not (isinstance(receiver, cst.Subscript) and subscript_key(receiver)):
+        if dotted_name(receiver) is None and not (isinstance(receiver, cst.Subscript) and (
+                subscript_key(receiver) or _is_keyed_by_name(receiver))):
             return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
@@ -1389,3 +1392,9 @@ class DiscardedTo(Rule):
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
+
+
+def _is_keyed_by_name(node: cst.Subscript) -> bool:
+    """`x[name]`: an item of a named container under a variable key (the loop's `name`)."""
+    return dotted_name(node.value) is not None and len(node.slice) == 1 \
+        and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Name)
