@@ -188,3 +188,42 @@ def test_match_case_on_a_device_guards_its_body():
     code = ("import torch\ndef f(device, m, p):\n    match device.type:\n        case 'cuda':\n" + body
             + "        case 'cpu' | 'mps':\n            pass\n        case _:\n            m = m.cuda()\n")
     assert findings(code) == [(11, 18, "TDV101")]
+
+
+# `cuda_absent`: stricter than the polarity, for placement per path (TDV401). Only a
+# real availability test tells that CUDA is certainly absent on one outcome.
+def _absent(test: str, locals_absent=None):
+    import libcst as cst
+
+    from flake8_torchdevice.analysis.guards import GuardModel
+
+    def resolve(node):
+        text = cst.Module([]).code_for_node(node)
+        return text if text.startswith("torch.") else None
+
+    model = GuardModel(resolve, lambda name: 0, (), lambda name: (locals_absent or {}).get(name, frozenset()))
+    expression = cst.parse_expression(test)
+    return model.cuda_absent(expression, True), model.cuda_absent(expression, False)
+
+
+@pytest.mark.parametrize("test, absent_if_true, absent_if_false", [
+    ("torch.cuda.is_available()", False, True),
+    ("not torch.cuda.is_available()", True, False),
+    ("torch.cuda.device_count() > 0", False, True),
+    ("torch.cuda.device_count() >= 1", False, True),
+    ("torch.cuda.device_count() == 0", True, False),
+    ("torch.cuda.device_count() > 1", False, False),  # one GPU makes it false
+    ("args.cuda", False, False),  # a user's flag can be false on a GPU machine
+    ("use_cuda", False, False),
+    ("args.cuda and torch.cuda.is_available()", False, False),
+    ("args.cuda or torch.cuda.is_available()", False, True),
+    ("not args.no_cuda and torch.cuda.is_available()", False, False),
+    ("torch.cuda.is_available() and torch.cuda.device_count() > 0", False, True),
+])
+def test_cuda_absent(test, absent_if_true, absent_if_false):
+    assert _absent(test) == (absent_if_true, absent_if_false)
+
+
+def test_cuda_absent_follows_a_local_bound_from_is_available():
+    assert _absent("have_gpu", {"have_gpu": frozenset({False})}) == (False, True)
+    assert _absent("not have_gpu", {"have_gpu": frozenset({False})}) == (True, False)

@@ -211,3 +211,106 @@ def test_language_server_and_notebooks_see_the_project(tmp_path):
     path.write_text(json.dumps(notebook), encoding="utf-8")
     found = lint_notebook_text(path.read_text(encoding="utf-8"), str(path), ALL)
     assert [finding.code for _, finding in found] == ["TDV202"]
+
+
+# TDV401: a module built by a project function that returns it moved, or by a project
+# class that moves itself in `__init__`, is on its device before the wrap.
+BUILDER = """\
+def build_model(cfg, device):
+    model = Net(cfg)
+    return model.to(device)
+"""
+SELF_MOVING = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.to(device)
+
+
+class Plain(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+"""
+WRAPS = """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+from {source} import {names}
+
+
+def main(cfg, rank):
+{body}
+"""
+TDV401 = Options(enabled=frozenset({"TDV401"}))
+
+
+@pytest.mark.parametrize("files, body, expected", [
+    # moved by the builder, moved again after the wrap: not a move that comes too late
+    ({"utils.py": BUILDER}, "    model = build_model(cfg, rank)\n    ddp = DDP(model, device_ids=[rank])\n"
+     "    model.to(rank)\n    return ddp\n", []),
+    ({"models.py": SELF_MOVING}, "    return DDP(Net(rank), device_ids=[rank])\n", []),
+    ({"models.py": SELF_MOVING}, "    model = Net(rank)\n    ddp = DDP(model, device_ids=[rank])\n"
+     "    model.to(rank)\n    return ddp\n", []),
+    # the same class without its move is on the CPU when wrapped
+    ({"models.py": SELF_MOVING}, "    return DDP(Plain(rank), device_ids=[rank])\n", [(6, 11, "TDV401")]),
+    ({"models.py": SELF_MOVING}, "    model = Plain(rank)\n    ddp = DDP(model, device_ids=[rank])\n"
+     "    model.to(rank)\n    return ddp\n", [(7, 10, "TDV401")]),
+], ids=["function returning it moved", "class moving itself, built in place", "class moving itself, by name",
+        "class that does not move itself", "class that does not move itself, moved after"])
+def test_tdv401_sees_project_builders(tmp_path, files, body, expected):
+    write(tmp_path, files)
+    source, names = ("utils", "build_model") if "utils.py" in files else ("models", "Net, Plain")
+    write(tmp_path, {"train.py": WRAPS.format(source=source, names=names, body=body)})
+    assert findings(tmp_path / "train.py", TDV401) == expected
+
+
+# TDV401: a sub-module wrapped in `__init__` is reported when a file of the project
+# builds the model and runs it before moving it.
+WRAPPING_MODEL = """\
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.DataParallel(Encoder())
+
+    def forward(self, x):
+        return self.enc(x)
+"""
+
+
+@pytest.mark.parametrize("train, expected", [
+    ("from models import Model\n\n\ndef main(x):\n    model = Model()\n    return model(x)\n", [(7, 19, "TDV401")]),
+    ("from .models import Model\n\n\ndef main(x):\n    model = Model()\n    return model(x)\n", [(7, 19, "TDV401")]),
+    ("import models\n\nmodel = models.Model().eval()\nout = model(x)\n", [(7, 19, "TDV401")]),
+    ("from models import Model\n\n\ndef main(x, device):\n    model = Model()\n    model.to(device)\n"
+     "    return model(x)\n", []),
+    ("from models import Model\n\n\ndef main(x):\n    model = Model()\n    return train(model, x)\n", []),
+    # another class of the same name, not the one linted
+    ("class Model:\n    pass\n\n\nmodel = Model()\nout = model(x)\n", []),
+], ids=["imported by name", "relative import", "module attribute", "moved before the run", "handed to a helper",
+        "another class of that name"])
+def test_tdv401_sub_module_judged_by_the_project_files_that_build_the_model(tmp_path, train, expected):
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/models.py": WRAPPING_MODEL,
+                     "pkg/train.py": train})
+    assert findings(tmp_path / "pkg" / "models.py", TDV401) == expected
+
+
+def test_tdv401_sub_module_without_a_project_is_not_reported(tmp_path):
+    write(tmp_path, {"models.py": WRAPPING_MODEL})
+    assert findings(tmp_path / "models.py", TDV401) == []
+
+
+def test_tdv401_wrapper_returned_to_a_project_file_that_runs_it(tmp_path):
+    maker = "import torch.nn as nn\n\n\ndef make_model():\n    return nn.DataParallel(Net())\n"
+    runs = "from models import make_model\n\nnet = make_model()\nout = net(x)\n"
+    moves = "from models import make_model\n\nnet = make_model()\nnet.cuda()\nout = net(x)\n"
+    write(tmp_path, {"setup.py": "", "models.py": maker, "train.py": runs})
+    assert findings(tmp_path / "models.py", TDV401) == [(5, 11, "TDV401")]
+    write(tmp_path, {"train.py": moves})
+    os.utime(tmp_path / "train.py", ns=(1, 1))  # a new version, whatever the clock's resolution
+    assert findings(tmp_path / "models.py", TDV401) == []

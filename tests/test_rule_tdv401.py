@@ -44,12 +44,58 @@ REPORTED = {
     "built in place": ("import torch as th\nmodel = th.nn.DataParallel(Net())\n", [(2, 8)]),
     "train() is no move": (
         "import torch.nn as nn\nmodel = Net()\nmodel.train()\nmodel = nn.DataParallel(model)\n", [(4, 8)]),
+    # A sub-module wrapped in `__init__` of a model that the file builds and runs unmoved.
     "sub-module wrapped in __init__": (
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.enc = Enc()\n        self.enc = nn.DataParallel(self.enc)\n", [(6, 19)]),
+        "        self.enc = Enc()\n        self.enc = nn.DataParallel(self.enc)\n"
+        "model = M().eval()\nout = model(x)\n", [(6, 19)]),
     "sub-module built in place in __init__": (
         "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.enc = nn.DataParallel(Enc())\n", [(5, 19)]),
+        "        self.enc = nn.DataParallel(Enc())\n    def forward(self, x):\n        return self.enc(x)\n"
+        "def main(x):\n    model = M()\n    return model(x)\n", [(5, 19)]),
+    "sub-module, model run before its move": (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.enc = nn.DataParallel(Enc())\n"
+        "def main(x, device):\n    model = M()\n    y = model(x)\n    model.to(device)\n    return y\n", [(5, 19)]),
+    # A wrapper of a module built here, returned to a caller of the file that runs it unmoved.
+    "DataParallel returned to a caller that runs it": (
+        "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\ndef main(x):\n    net = make()\n"
+        "    return net(x)\n", [(3, 11)]),
+    "DataParallel returned by name to module-level code that runs it": (
+        "import torch.nn as nn\ndef make():\n    net = nn.DataParallel(Net())\n    return net\n"
+        "model = make()\nout = model(x)\n", [(3, 10)]),
+    # Placement per path: moved on one arm only, the wrap runs on the other.
+    "moved on one branch only": (
+        "import torch.nn as nn\ndef f(args):\n    model = Net()\n    if args.cuda:\n        model.cuda()\n"
+        "    model = nn.DataParallel(model)\n", [(6, 12)]),
+    "moved on one branch of an elif chain": (
+        "import torch.nn as nn\ndef f(args, d):\n    model = Net()\n    if args.cuda:\n        model.cuda()\n"
+        "    elif args.other:\n        model.to(d)\n    model = nn.DataParallel(model)\n", [(8, 12)]),
+    "moved under a flag that a user can turn off": (
+        "import torch\nimport torch.nn as nn\nuse_cuda = not args.no_cuda and torch.cuda.is_available()\n"
+        "model = Net()\nif use_cuda:\n    model.cuda()\nmodel = nn.DataParallel(model)\n", [(7, 8)]),
+    "DDP, moved on one branch only": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef f(args, rank):\n    model = Net()\n"
+        "    if args.cuda:\n        model.cuda(rank)\n    return DDP(model, device_ids=[rank])\n", [(6, 11)]),
+    # The wrapper's own fate: moved to the CPU, then run, handed out or stored.
+    "DataParallel of a moved module, moved to the cpu, then run": (
+        "import torch.nn as nn\ndef f(x, device):\n    model = Net().to(device)\n    model = nn.DataParallel(model)\n"
+        "    model.cpu()\n    return model(x)\n", [(4, 12)]),
+    "DataParallel moved to the cpu by assignment, then returned": (
+        "import torch.nn as nn\ndef f(x, model):\n    model = nn.DataParallel(model)\n    model = model.to('cpu')\n"
+        "    return model\n", [(3, 12)]),
+    "DataParallel moved to the cpu, then stored": (
+        "import torch.nn as nn\nclass T:\n    def setup(self, model):\n        model = nn.DataParallel(model)\n"
+        "        model.cpu()\n        self.model = model\n", [(4, 16)]),
+    "DataParallel of an inline move, moved to the cpu, then run": (
+        "import torch.nn as nn\ndef f(x, model, device):\n    net = nn.DataParallel(model.to(device))\n"
+        "    net = net.cpu()\n    return net(x)\n", [(3, 10)]),
+    "module moved to the cpu under its DataParallel, then the wrapper run": (
+        "import torch.nn as nn\ndef f(x, model):\n    net = nn.DataParallel(model)\n    model.cpu()\n"
+        "    y = model(x)\n    return net(x)\n", [(3, 10)]),
+    "DataParallel stored on self, moved to the cpu, then run": (
+        "import torch.nn as nn\nclass T:\n    def setup(self, net, x):\n        self.net = nn.DataParallel(net)\n"
+        "        self.net.cpu()\n        return self.net(x)\n", [(4, 19)]),
     "attribute built in a method": (
         "import torch.nn as nn\nclass Trainer:\n    def setup(self):\n        self.model = Net()\n"
         "        self.model = nn.DataParallel(self.model)\n", [(5, 21)]),
@@ -118,9 +164,66 @@ NOT_REPORTED = {
     "moved before, statement": "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
     "moved before, assignment": "import torch.nn as nn\nmodel = Net().to(device)\nmodel = nn.DataParallel(model)\n",
     "moved before with cuda()": "import torch.nn as nn\nmodel = Net()\nmodel.cuda()\nmodel = nn.DataParallel(model)\n",
-    "moved in a branch before": (
+    "moved in a branch, wrapped under the same guard": (
         "import torch.nn as nn\ndef f(args):\n    model = Net()\n    if args.gpu:\n        model.cuda()\n"
-        "    model = nn.DataParallel(model)\n"),
+        "        model = nn.DataParallel(model)\n    return model\n"),
+    "moved on both arms": (
+        "import torch.nn as nn\ndef f(args, device):\n    model = Net()\n    if args.cuda:\n        model.to(device)\n"
+        "    else:\n        model.to(device)\n    model = nn.DataParallel(model)\n"),
+    "moved on every arm of an elif chain": (
+        "import torch.nn as nn\ndef f(args, d):\n    model = Net()\n    if args.cuda:\n        model.cuda()\n"
+        "    elif args.other:\n        model.to(d)\n    else:\n        model.to(d)\n    model = nn.DataParallel(model)\n"),
+    "the arm that does not move exits": (
+        "import torch.nn as nn\ndef f(args):\n    model = Net()\n    if args.cuda:\n        model.cuda()\n"
+        "    else:\n        raise SystemExit('needs a GPU')\n    model = nn.DataParallel(model)\n"),
+    # Without CUDA, DataParallel runs the module as it is: the arm that skips the move is fine.
+    "moved when CUDA is available": (
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nif torch.cuda.is_available():\n    model.cuda()\n"
+        "model = nn.DataParallel(model)\n"),
+    "moved under a flag bound from is_available": (
+        "import torch\nimport torch.nn as nn\nuse_cuda = torch.cuda.is_available()\nmodel = Net()\nif use_cuda:\n"
+        "    model.cuda()\nmodel = nn.DataParallel(model)\n"),
+    "moved when device_count() > 0": (
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nif torch.cuda.device_count() > 0:\n    model.cuda()\n"
+        "model = nn.DataParallel(model)\n"),
+    # Built by something that moves it: moved before the wrap.
+    "built by a function of the file that returns it moved": (
+        "import torch.nn as nn\ndef build_model(cfg):\n    model = Net(cfg)\n    return model.cuda()\n"
+        "def main(cfg, x):\n    model = build_model(cfg)\n    model = nn.DataParallel(model)\n    return model(x)\n"),
+    "DDP of a module a function of the file moved, moved again after": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef build_model(cfg, device):\n"
+        "    model = Net(cfg)\n    model.to(device)\n    return model\ndef main(cfg, rank):\n"
+        "    model = build_model(cfg, rank)\n    ddp = DDP(model, device_ids=[rank])\n    model.to(rank)\n    return ddp\n"),
+    "DDP of a class of the file that moves itself": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "class Net(nn.Module):\n    def __init__(self, device):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n        self.to(device)\ndef main(rank):\n    model = Net(rank)\n"
+        "    ddp = DDP(model, device_ids=[rank])\n    model.to(rank)\n    return ddp\n"),
+    # The wrapper moved to the CPU but never run after: saving it is fine.
+    "DataParallel moved to the cpu to be saved": (
+        "import torch\nimport torch.nn as nn\ndef f(model, path):\n    model = nn.DataParallel(model)\n"
+        "    model.cpu()\n    torch.save(model.state_dict(), path)\n    torch.save(model, path)\n"),
+    "module moved to the cpu under its DataParallel, then run alone": (
+        "import torch.nn as nn\ndef f(x, model):\n    net = nn.DataParallel(model)\n    model.cpu()\n"
+        "    return model(x)\n"),
+    "DataParallel moved to the cpu and back": (
+        "import torch.nn as nn\ndef f(model, x, device):\n    model = nn.DataParallel(model)\n    model.cpu()\n"
+        "    model.to(device)\n    return model(x)\n"),
+    # A sub-module wrapped in __init__: the code that builds the model decides.
+    "sub-module of a model never built in the file": (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.enc = nn.DataParallel(Enc())\n"),
+    "sub-module of a model moved before it runs": (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.enc = nn.DataParallel(Enc())\ndef main(x, device):\n    model = M()\n    model.to(device)\n"
+        "    return model(x)\n"),
+    "sub-module of a model handed to a helper": (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.enc = nn.DataParallel(Enc())\ndef main(x):\n    model = M()\n    train(model, x)\n"),
+    "sub-module of a model that moves itself": (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, device):\n        super().__init__()\n"
+        "        self.enc = nn.DataParallel(Enc())\n        self.to(device)\ndef main(x, d):\n    model = M(d)\n"
+        "    return model(x)\n"),
     "inline move": "import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model.to(device))\n",
     "inline move of a new module": "import torch.nn as nn\nmodel = nn.DataParallel(Net().to(device))\n",
     "DDP of an inline move": (
@@ -181,6 +284,15 @@ NOT_REPORTED = {
         "model = nn.DataParallel(Net())\n"),
     # A wrapper handed out may be moved by whoever gets it (stargan-v2's build_model).
     "DataParallel returned": "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\n",
+    "DataParallel returned to a caller that moves it first": (
+        "import torch.nn as nn\ndef make():\n    return nn.DataParallel(Net())\ndef main(x, device):\n    net = make()\n"
+        "    net.to(device)\n    return net(x)\n"),
+    "DataParallel of a parameter returned to a caller that runs it": (
+        "import torch.nn as nn\ndef make(model):\n    return nn.DataParallel(model)\ndef main(x):\n    net = make(Net())\n"
+        "    return net(x)\n"),
+    "DataParallel returned by a method": (
+        "import torch.nn as nn\nclass B:\n    def make(self):\n        return nn.DataParallel(Net())\n"
+        "def make():\n    pass\nnet = make()\nout = net(x)\n"),
     "DataParallel returned by name": (
         "import torch.nn as nn\ndef make():\n    net = nn.DataParallel(Net())\n    return net\n"),
     "DataParallel returned in a dict": (

@@ -13,8 +13,11 @@ Read bottom-up, each module a layer of the model:
   module, something moved), whether it moves its argument or calls `torch.save`;
 - `scopes`: names and what they resolve to (imports, relative ones too; an import
   with an `except ImportError:` fallback is the `try` arm's), and the
-  per-scope facts in statement order: the dotted names moved to a device so far
-  (*placement* of modules and tensors, `self.<attr>` included), CUDA flags;
+  per-scope facts in statement order: *placement* per path, the dotted names on their
+  device at the statement being visited (`self.<attr>` included; after an `if`, only
+  those moved on every arm that falls through, an arm that only runs without CUDA
+  aside; also a name built by a project function that returns it moved or by a class
+  that moves itself), the names moved on some path (`ever_moved`), CUDA flags;
 - `guards`: where code can only run with CUDA (`guarded`; everywhere in a module that
   is CUDA-only on purpose: `accelerators/cuda.py`, or one whose top raises without
   CUDA) or only without it (`cpu_only`);

@@ -98,9 +98,11 @@ class GuardModel:
     `local_flag(name)` the polarity of the test a local name was bound from (0: none)."""
 
     def __init__(self, resolve: Callable[[cst.CSTNode], Optional[str]], local_flag: Callable[[str], int],
-                 guard_names: Iterable[str] = ()) -> None:
+                 guard_names: Iterable[str] = (),
+                 local_absence: Callable[[str], frozenset] = lambda name: frozenset()) -> None:
         self.resolve = resolve
         self.local_flag = local_flag
+        self.local_absence = local_absence
         self.guard_names = {name.lower() for name in guard_names}
 
     def cuda_polarity(self, test: cst.BaseExpression) -> int:
@@ -130,6 +132,43 @@ class GuardModel:
         if isinstance(test, cst.Subscript):
             return self._key_polarity(test)
         return 0
+
+    def cuda_absent(self, test: cst.BaseExpression, outcome: bool) -> bool:
+        """Is CUDA certainly absent when `test` evaluates to `outcome`? Stricter than
+        the polarity: only a real availability test says so (`torch.cuda.is_available()`,
+        `torch.cuda.device_count() > 0`, a local bound from one, combinations of them);
+        a flag such as `args.cuda` may be false on a machine with a GPU, and
+        `device_count() > 1` false on one with a single GPU."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.cuda_absent(test.expression, not outcome)
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.cuda_absent(test.left, outcome), self.cuda_absent(test.right, outcome)
+            # `a and b` true / `a or b` false: both operands took `outcome`; otherwise one of them did
+            both = isinstance(test.operator, cst.And) == outcome
+            return (left or right) if both else (left and right)
+        if isinstance(test, cst.Call):
+            return not outcome and self._is_cuda_test_call(test) and last_identifier(test.func) == "is_available"
+        if isinstance(test, cst.Name):
+            return outcome in self.local_absence(test.value)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            left, target = test.left, test.comparisons[0]
+            number = number_value(target.comparator)
+            if not (isinstance(left, cst.Call) and self._is_cuda_test_call(left)
+                    and last_identifier(left.func) == "device_count") or number is None:
+                return False
+            op = target.operator
+            some = ((isinstance(op, cst.GreaterThan) and number == 0)
+                    or (isinstance(op, cst.GreaterThanEqual) and number == 1)
+                    or (isinstance(op, cst.NotEqual) and number == 0))
+            none = ((isinstance(op, cst.Equal) and number == 0) or (isinstance(op, cst.LessThan) and number == 1)
+                    or (isinstance(op, cst.LessThanEqual) and number == 0))
+            return (some and not outcome) or (none and outcome)
+        return False
+
+    def absence_of_binding(self, value: cst.BaseExpression) -> frozenset:
+        """The outcomes of `value` under which CUDA is certainly absent, for a local bound
+        to it (`have_gpu = torch.cuda.is_available()`: {False})."""
+        return frozenset(outcome for outcome in (True, False) if self.cuda_absent(value, outcome))
 
     def bound_flag_polarity(self, value: cst.BaseExpression) -> int:
         """The polarity a local takes when bound to `value`: only real tests and

@@ -107,6 +107,12 @@ def _is_dtype_cast(call: ast.Call) -> bool:
     return keywords and keywords <= {"dtype", "non_blocking", "copy", "memory_format"}
 
 
+def _to_cpu(call: ast.Call) -> bool:
+    """`x.to("cpu")`: a move that leaves a module where it was built."""
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    return isinstance(device, ast.Constant) and device.value == "cpu"
+
+
 def _own_statements(function: ast.AST):
     """The function's statements, nested blocks included, not those of functions or
     classes defined in it. Statements only: returns and bare moves are all a summary
@@ -183,6 +189,50 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
         summary.returns[key] = tuple(callees)
 
 
+def _own_nodes(scope: ast.AST):
+    """(node, parent) for every node of a function or module body, not those of the
+    functions, lambdas and classes defined in it."""
+    stack = [(child, scope) for child in ast.iter_child_nodes(scope)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node, parent
+        stack.extend((child, node) for child in ast.iter_child_nodes(node))
+
+
+def runs_unmoved(tree: ast.Module) -> Set[str]:
+    """The classes and functions (their callee as written: "Net", "models.Net",
+    "make_model") that a function or the module body of `tree` builds a name with
+    (`model = Net(...)`, `Net().eval()`, `model = make_model()`) and then runs (`model(x)`)
+    with no move of that name before (`model.to(d)`, `model.cuda()`, in any arm). A
+    name passed, returned or stored before it runs escapes: whoever gets it may move it."""
+    found: Set[str] = set()
+    scopes = [tree] + [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        events = sorted(((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), id(node), node, parent)
+                         for node, parent in _own_nodes(scope) if isinstance(node, ast.Name)),
+                        key=lambda event: event[:3])
+        built: Dict[str, str] = {}  # name -> class, while unmoved and not escaped
+        for _, _, _, name, parent in events:
+            if isinstance(name.ctx, ast.Store):
+                built.pop(name.id, None)
+                if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is name:
+                    root = _chain_root(parent.value)
+                    if isinstance(root, ast.Call) and not _is_move(parent.value):
+                        callee = _dotted(root.func)
+                        if callee:
+                            built[name.id] = callee
+                continue
+            if name.id not in built:
+                continue
+            if isinstance(parent, ast.Call) and parent.func is name:
+                found.add(built.pop(name.id))  # run before any move
+            elif not isinstance(parent, ast.Attribute) or parent.attr in _MOVE_METHODS:
+                built.pop(name.id)  # moved, or handed to something that may move it
+    return found
+
+
 def summarise(source: str, path: str) -> FileSummary:
     """The summary of one file's text; an unparsable file defines nothing."""
     try:
@@ -240,7 +290,7 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                         summary.savers.add(statement.name)  # `stopper(loss, model, path)` saves
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
-                        if isinstance(node, ast.Expr) and _is_move(node.value) \
+                        if isinstance(node, ast.Expr) and _is_move(node.value) and not _to_cpu(node.value) \
                                 and _dotted(node.value.func.value) == "self":  # type: ignore[attr-defined]
                             summary.self_moving.add(statement.name)
                             break
@@ -333,6 +383,62 @@ def _find_module(importer: str, module: str) -> Optional[str]:
     return _found[key]
 
 
+_MAX_PROJECT_FILES = 3000
+_SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "build", "dist", "__pycache__", "venv", "env"})
+_project_listing: Dict[str, Tuple[str, ...]] = {}
+_runs_unmoved_cache: Dict[Tuple[str, str], Tuple[Tuple[int, int], Tuple[str, ...]]] = {}
+
+
+def _project_files(path: str) -> Tuple[str, ...]:
+    """The `.py` files of the project `path` is in (sorted; none when no project root
+    is found within a few parent folders)."""
+    folder = os.path.dirname(path)
+    for _ in range(_MAX_PARENTS):
+        if _is_project_root(folder):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ()
+        folder = parent
+    else:
+        return ()
+    if folder not in _project_listing:
+        found: List[str] = []
+        for root, folders, files in os.walk(folder):
+            folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
+            found.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(".py"))
+            if len(found) > _MAX_PROJECT_FILES:
+                found = []  # too big to read on a question: unknown
+                break
+        _project_listing[folder] = tuple(found)
+    return _project_listing[folder]
+
+
+def _runs_unmoved_of(path: str, class_name: str) -> Tuple[str, ...]:
+    """`runs_unmoved` of a file, the callees that end in `class_name`, cached by the
+    file's size and modification time; only files whose text names the class are parsed."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ()
+    key = (stat.st_size, stat.st_mtime_ns)
+    cached = _runs_unmoved_cache.get((path, class_name))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    callees: Tuple[str, ...] = ()
+    if stat.st_size <= _MAX_FILE_BYTES:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+            if class_name in text:
+                callees = tuple(sorted(c for c in runs_unmoved(ast.parse(text))
+                                       if c.rpartition(".")[2] == class_name))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            callees = ()
+    _runs_unmoved_cache[(path, class_name)] = (key, callees)
+    return callees
+
+
 def _is_project_root(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, marker))
                for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
@@ -362,6 +468,8 @@ class ProjectIndex:
         self._tree = tree
         self._source = source
         self._own: Optional[FileSummary] = None
+        self._whole_tree = tree  # kept for the rare questions the summary does not answer
+        self._runs_unmoved: Optional[Set[str]] = None
 
     @property
     def own(self) -> FileSummary:
@@ -375,7 +483,9 @@ class ProjectIndex:
                 self._own = _summary_of(self.path) or FileSummary(self.path)
             else:
                 self._own = FileSummary("<unknown>")
-            self._tree = self._source = None
+            self._tree = None
+            if self._whole_tree is not None:
+                self._source = None  # kept while runs_unmoved_here may still need it
         return self._own
 
     # ------------------------------------------------------------ queries
@@ -385,11 +495,6 @@ class ProjectIndex:
         bases lead, through the project's files, to `torch.nn.Module`?"""
         found = self._imported(reference)
         return found is not None and self._class_is_module(found, 0, set())
-
-    def moves_itself(self, reference: str) -> bool:
-        """A class of the project whose `__init__` moves the instance (`self.cuda()`)."""
-        found = self._imported(reference)
-        return found is not None and found.name in found.summary.self_moving
 
     def returns(self, reference: str) -> Optional[str]:
         """TENSOR or MODULE for an imported project function whose every return says
@@ -416,6 +521,66 @@ class ProjectIndex:
         (`return net.cuda()`, or `net.to(device)` then `return net`)."""
         found = self._imported(reference)
         return found is not None and found.name in found.summary.moved_returns
+
+    def returns_moved_here(self, function: str) -> bool:
+        """The same for a function ("build_model") or method of this file."""
+        return function in self.own.moved_returns
+
+    def moves_itself(self, reference: str) -> bool:
+        """A class of the project whose `__init__` moves the instance (`self.cuda()`)."""
+        found = self._imported(reference)
+        return found is not None and found.name in found.summary.self_moving
+
+    def moves_itself_here(self, name: str) -> bool:
+        """The same for a class of this file."""
+        return name in self.own.self_moving
+
+    def runs_unmoved_here(self, class_name: str) -> bool:
+        """Does this file build `class_name` and run the instance before moving it
+        (`model = Net()` ... `model(x)`, no `model.to(...)`/`.cuda()` in between, in the
+        same function or at module level)? Read from the whole file, once, when asked."""
+        if self._runs_unmoved is None:
+            tree = self._whole_tree
+            if tree is None and self._source is not None:
+                try:
+                    tree = ast.parse(self._source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+            if tree is None and self.path is not None:
+                try:
+                    with open(self.path, "rb") as handle:
+                        tree = ast.parse(handle.read().decode("utf-8", "replace"))
+                except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+            self._runs_unmoved = runs_unmoved(tree) if tree is not None else set()
+            self._whole_tree = None
+        return class_name in self._runs_unmoved
+
+    def runs_unmoved_in_project(self, class_name: str) -> bool:
+        """Does another file of the project import this file's class `class_name`, build
+        it and run the instance before moving it? The project's files (those under the
+        nearest parent folder holding `.git`, `pyproject.toml`, `setup.py` or
+        `setup.cfg`, at most a few thousand) that name the class are read, once per
+        file version."""
+        if self.path is None:
+            return False
+        mine = os.path.abspath(self.path)
+        for path in _project_files(mine):
+            if path == mine:
+                continue
+            summary = _summary_of(path)
+            if summary is None:
+                continue
+            for callee in _runs_unmoved_of(path, class_name):
+                head, _, rest = callee.partition(".")
+                target = summary.imports.get(head)
+                if target is None:
+                    continue
+                found = self._definition(path, f"{target}.{rest}" if rest else target, 0)
+                if found is not None and found.name == class_name \
+                        and os.path.abspath(found.summary.path) == mine:
+                    return True
+        return False
 
     def moves_argument(self, reference: str) -> bool:
         """A project function that returns its first argument moved (`to_device(t)`)."""
@@ -523,6 +688,8 @@ def clear_cache() -> None:
     """Forget every summary (tests; a long-running server may call it too)."""
     _summaries.clear()
     _found.clear()
+    _project_listing.clear()
+    _runs_unmoved_cache.clear()
 
 
 def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> ProjectIndex:

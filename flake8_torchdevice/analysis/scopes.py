@@ -83,11 +83,21 @@ class Scope:
     # name -> what `from .x import name` imported ("..x.name"): relative imports bind None in
     # `bindings` (they never resolve to torch) but the project index can follow them
     relative_imports: Dict[str, str] = field(default_factory=dict)
-    # dotted names moved to a device so far in this scope, in statement order
+    # *Placement*, per path: the dotted names on their device at the statement being
+    # visited. A name is in it after a move (`m.to(device)`, `m = m.cuda()`, `m = Net().to(d)`),
+    # after being built by something that moves it (a project function that returns
+    # `net.cuda()`, a class whose `__init__` calls `self.to(device)`), and, after an
+    # `if`/`else`, only when every arm that falls through placed it. An arm that only
+    # runs without CUDA (the `else` of `if torch.cuda.is_available():`) does not count
+    # against it: there the CPU is the device. See `Placement` in walker.py.
     moved: Set[str] = field(default_factory=set)
+    # the dotted names moved on some path so far (statement order, branches ignored)
+    ever_moved: Set[str] = field(default_factory=set)
     params: Set[str] = field(default_factory=set)
     # name -> polarity of the CUDA test it was last bound from (`have_gpu = torch.cuda.is_available()`)
     flags: Dict[str, int] = field(default_factory=dict)
+    # name -> the values it takes when CUDA is certainly absent (`have_gpu = torch.cuda.is_available()`: {False})
+    absence: Dict[str, frozenset] = field(default_factory=dict)
     # Per-scope state that rules keep (what was saved, wraps waiting for a move, ...):
     # it lives exactly as long as the scope.
     notes: Dict[str, Any] = field(default_factory=dict)
@@ -140,6 +150,7 @@ class Scope:
                 return  # `except ImportError: autocast = None`: the `try` arm's import runs first
             self.bindings[target.value] = None
             self.flags.pop(target.value, None)
+            self.absence.pop(target.value, None)
             self.relative_imports.pop(target.value, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:

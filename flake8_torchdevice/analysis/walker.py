@@ -24,11 +24,11 @@ import libcst as cst
 
 from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
-from .guards import GuardModel, is_cuda_only_path
+from .guards import GuardModel, is_cuda_only_path, is_exit_statement
 from .kinds import ValueKinds
 from .project import ProjectIndex
 from .scopes import Scope, import_fallback_names
-from .syntax import dotted_name
+from .syntax import block_statements, dotted_name, last_identifier
 
 
 # The only attributes (children) of a node whose visit can enter a guard or a body.
@@ -87,6 +87,33 @@ def _is_skipped(node: cst.CSTNode) -> bool:
 
 
 @dataclass
+class _Branches:
+    """An `if` being walked, for placement per path: the moved names before it and, for
+    each arm left so far, (moved at its end, does it fall through, is it the body)."""
+
+    scope: Scope
+    before: Set[str]
+    arms: List[tuple] = dataclasses.field(default_factory=list)
+
+    def merged(self, cpu_only: Callable[[bool], bool]) -> tuple:
+        """(moved after the `if`, does it fall through): moved on every arm that falls
+        through, arms that only run without CUDA aside (there the CPU is the device).
+        `cpu_only(True)`: does the body only run without CUDA; `(False)` the `else`."""
+        falling = [arm for arm in self.arms if arm[1]]
+        if len({frozenset(arm[0]) for arm in falling}) > 1:  # the arms disagree: does one not count?
+            counted = [arm for arm in falling if not cpu_only(arm[2])] or falling
+        else:
+            counted = falling or self.arms
+        moved = set(counted[0][0]).intersection(*(arm[0] for arm in counted[1:])) if counted else set(self.before)
+        return moved, bool(falling)
+
+
+def _ends_in_exit(body: cst.BaseSuite) -> bool:
+    statements = block_statements(body)
+    return bool(statements) and is_exit_statement(statements[-1])
+
+
+@dataclass
 class _Block:
     """An indented block (or the module) and the guards its own statements opened."""
 
@@ -107,7 +134,7 @@ class Analyzer(cst.CSTVisitor):
         self.cuda_only_module = is_cuda_only_path(filename)
         self._module_defined = False  # a function or class seen at the top of the module
         self.scopes: List[Scope] = []
-        self.guards = GuardModel(self.resolve, self.local_flag, guard_names)
+        self.guards = GuardModel(self.resolve, self.local_flag, guard_names, self.local_absence)
         # The nodes from the module down to the one being visited (for "what is my parent").
         self.stack: List[cst.CSTNode] = []
         self.classes: List[ClassInfo] = []
@@ -121,6 +148,9 @@ class Analyzer(cst.CSTVisitor):
         self._attribute_effects: List[tuple] = []
         self._blocks: List[_Block] = []
         self._elif_ids: Set[int] = set()
+        # Placement per path: one frame per `if` being walked (see `_Branches`).
+        self._branches: List[_Branches] = []
+        self._if_falls_through = True  # did the `if` just left fall through on some arm?
         self._kept_names: List[Set[str]] = []  # the scope's `kept` names outside each except handler
         # Shared facts that follow the walk like rules: value kinds and class facts.
         self.kinds = ValueKinds(self)
@@ -254,7 +284,7 @@ class Analyzer(cst.CSTVisitor):
                 return None
             return getattr(self.project, question)(reference)
         own = self._own_definition(node)
-        if own is None or question not in ("returns", "moves_argument", "saves"):
+        if own is None or question not in ("returns", "moves_argument", "saves", "returns_moved", "moves_itself"):
             return None
         return getattr(self.project, question + "_here")(own)
 
@@ -277,6 +307,13 @@ class Analyzer(cst.CSTVisitor):
                 if bound == qualified and self.resolve(cst.Name(name)) == qualified:
                     return name
         return None
+
+    def local_absence(self, name: str) -> frozenset:
+        """The values of the visible local `name` under which CUDA is certainly absent."""
+        for scope in self._visible_scopes():
+            if name in scope.bindings:
+                return scope.absence.get(name, frozenset())
+        return frozenset()
 
     def local_flag(self, name: str) -> int:
         """Polarity of the CUDA test that the visible binding of `name` came from."""
@@ -316,15 +353,36 @@ class Analyzer(cst.CSTVisitor):
             polarity = self.guards.bound_flag_polarity(node.value)
             if polarity:
                 self.scope.flags[node.targets[0].target.value] = polarity
+                absence = self.guards.absence_of_binding(node.value)
+                if absence:
+                    self.scope.absence[node.targets[0].target.value] = absence
 
     def _record_move(self, value: cst.CSTNode, assigned_to: Sequence[str] = ()) -> None:
+        scope = self.function_scope()
         if not is_device_move(value):
+            if assigned_to and self.builds_moved(value):
+                scope.moved.update(assigned_to)  # `model = build_model(cfg)` returning `model.cuda()`
+                scope.ever_moved.update(assigned_to)
             return
-        moved = self.function_scope().moved
         target = move_target(value)
-        if target:
-            moved.add(target)
-        moved.update(assigned_to)
+        for moved in (scope.moved, scope.ever_moved):
+            if target:
+                moved.add(target)
+            moved.update(assigned_to)
+
+    def builds_moved(self, value: cst.CSTNode) -> bool:
+        """Is `value` a call that returns something already on its device: a function
+        of the project (this file's or an imported one) that returns `net.cuda()` or
+        `net.to(device)`, or a class that moves itself while it is built
+        (`self.to(device)` in `__init__`, or a layer `nn.Linear(2, 2).cuda()`)?"""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+            return False
+        if (last_identifier(value.func) or "")[:1].isupper():
+            info = self.class_facts.by_name.get(last_identifier(value.func) or "")
+            if info is not None:
+                return info.moves_itself_when_built()
+            return bool(self.project_says(value.func, "moves_itself"))
+        return bool(self.project_says(value.func, "returns_moved"))
 
     # ---------------------------------------------------------------- traversal
 
@@ -363,6 +421,9 @@ class Analyzer(cst.CSTVisitor):
         elif kind == "FunctionDef":
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]
             self._module_defined = True
+        elif kind == "If":
+            scope = self.function_scope()
+            self._branches.append(_Branches(scope, set(scope.moved)))
         elif kind == "ExceptHandler":
             self._enter_handler(node)  # type: ignore[arg-type]
         self._dispatch(self._visitors, node)
@@ -378,6 +439,8 @@ class Analyzer(cst.CSTVisitor):
             self._record_move(original_node.value, [t for t in targets if t])  # type: ignore[attr-defined]
         elif kind == "Expr":
             self._record_move(original_node.value)  # type: ignore[attr-defined]
+        if kind == "If":
+            self._join_branches(original_node)  # type: ignore[arg-type]
         if kind == "Module":
             self._pop_scope()
             self._close_block()
@@ -464,12 +527,46 @@ class Analyzer(cst.CSTVisitor):
         guard, cpu_only = self._attribute_effects.pop()
         self.guard_depth -= guard
         self.cpu_only_depth -= cpu_only
+        if type(original_node) is cst.If:
+            self._leave_arm(original_node, attribute)  # type: ignore[arg-type]
         if attribute == "body":
             kind = type(original_node).__name__
             if kind == "IndentedBlock":
                 self._close_block()
             elif kind in ("FunctionDef", "ClassDef", "Lambda"):
                 self._leave_body(original_node)
+
+    # ---------------------------------------------------------------- placement per path
+
+    def _leave_arm(self, node: cst.If, attribute: str) -> None:
+        """An arm of an `if` ends: note what it placed, and start the next arm from what
+        was placed before the `if`."""
+        if attribute not in ("body", "orelse") or not self._branches:
+            return
+        frame = self._branches[-1]
+        if attribute == "body":
+            falls = not _ends_in_exit(node.body)
+        elif isinstance(node.orelse, cst.If):
+            falls = self._if_falls_through  # an `elif`: its own arms merged already
+        else:
+            falls = node.orelse is not None and not _ends_in_exit(node.orelse.body)
+        frame.arms.append((set(frame.scope.moved), falls, attribute == "body"))
+        if frame.scope.moved != frame.before:
+            frame.scope.moved.clear()
+            frame.scope.moved.update(frame.before)
+
+    def _join_branches(self, node: cst.If) -> None:
+        """After an `if`: moved on every arm that falls through (no `else` is an arm
+        that moves nothing)."""
+        if not self._branches:
+            return
+        frame = self._branches.pop()
+        if node.orelse is None:
+            frame.arms.append((frame.before, True, False))
+        moved, self._if_falls_through = frame.merged(lambda outcome: self.guards.cuda_absent(node.test, outcome))
+        if frame.scope.moved != moved:
+            frame.scope.moved.clear()
+            frame.scope.moved.update(moved)
 
     def _enter_body(self, node: cst.CSTNode) -> None:
         kind = type(node).__name__

@@ -112,7 +112,7 @@ class OptimizerBeforeMove(Rule):
         scope = self.ctx.function_scope()
         waiting: List[Tuple[str, cst.Call]] = scope.note("TDV901 optimizers", list)
         for owner in _parameter_owners(argument):
-            if owner not in scope.moved:
+            if owner not in scope.ever_moved:
                 waiting.append((owner, node))
 
     def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -127,7 +127,7 @@ class OptimizerBeforeMove(Rule):
         scope = self.ctx.function_scope()
         reported = set()
         for owner, call in scope.notes.get("TDV901 optimizers", ()):
-            if owner in scope.moved and id(call) not in reported:
+            if owner in scope.ever_moved and id(call) not in reported:
                 reported.add(id(call))
                 self.report(call, f"optimizer built before {owner} is moved to its device; "
                                   f"move {owner} first, then build the optimizer")

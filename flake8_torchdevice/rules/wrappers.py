@@ -36,9 +36,22 @@ class WrapBeforeMove(Rule):
       before the wrap or the wrapper after it (`nn.DataParallel(m).to(device)`,
       `model = nn.DataParallel(model)` then `model.cuda()`) are both correct. It is
       reported when `m` was built in this scope and neither the module before the
-      wrap nor the wrapper after it is moved in the scope (a sub-module wrapped in
-      `__init__`), and when the wrapper is moved to the CPU (`.cpu()`,
-      `.to("cpu")`): DataParallel still runs on every visible GPU.
+      wrap nor the wrapper after it is moved in the scope, and when the wrapper (or
+      the module in it) is moved to the CPU (`.cpu()`, `.to("cpu")`) and then run,
+      returned, stored or passed on: DataParallel still runs on every visible GPU.
+    - A sub-module wrapped in `__init__` of a model (`self.enc =
+      nn.DataParallel(Enc())`) is reported when this file, or another file of the
+      project that imports the model, builds the model and runs it (`model = Net()`
+      ... `model(x)`) without moving it first. Likewise a wrapper of a module built
+      in a function and returned (`return nn.DataParallel(Net())`), when a caller in
+      the file or the project runs the result unmoved (`net = make()` ... `net(x)`).
+
+    "Moved before the wrap" holds per path: a move on one arm of an `if` only
+    (`if args.cuda: model.cuda()`, then an unconditional wrap) leaves the other arm's
+    module on the CPU, and a user's flag can be false on a machine with a GPU. A move
+    on every arm that falls through counts, and so does a move skipped only where CUDA
+    is certainly absent (`if torch.cuda.is_available(): model.cuda()`): there
+    `DataParallel` runs the module as it is.
 
     CUDA guards do not silence this rule: wrapping before moving breaks on GPU
     machines, exactly where a guard such as `if torch.cuda.device_count() > 1:` is
@@ -76,8 +89,12 @@ class WrapBeforeMove(Rule):
     ```
 
     ## When it is not reported
-    - The module was moved earlier in the same scope, or the argument is the move
-      itself (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
+    - The module was moved earlier in the same scope on every path to the wrap, or
+      the argument is the move itself
+      (`DistributedDataParallel(model.to(rank), device_ids=[rank])`).
+    - The module was built by a function that returns it moved (`return
+      model.cuda()`, in this file or imported from the project) or by a class that
+      moves itself while it is built (`self.to(device)` in `__init__`).
     - `DataParallel` whose wrapper is moved to a device later in the scope.
     - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
       module is moved after the wrap: a CPU module there is plain CPU training.
@@ -87,7 +104,12 @@ class WrapBeforeMove(Rule):
       moved already.
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
       put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
-      it may move it before its first forward.
+      it may move it before its first forward (unless a caller is seen running it
+      unmoved, above). Nor one moved to the CPU and then only
+      saved (`torch.save(model.state_dict(), path)`), or moved back to its device.
+    - A sub-module wrapped in `__init__` of a model that this file never builds, moves
+      before running, or hands to something else (`train(model)`); or of a model that
+      moves itself while it is built.
     - An argument that is not a name or a class-like (capitalised) call
       (`DataParallel(build())`).
     - A module whose class, defined earlier in the file, moves itself or its layers to
@@ -180,15 +202,22 @@ class WrapBeforeMove(Rule):
         if self.ctx.cpu_only:
             return  # without CUDA, DataParallel calls the module directly
         module = first_argument(node, "module")
-        if module is None or is_device_move(module):
+        if module is None:
             return
         distributed = qualified in DISTRIBUTED
+        if is_device_move(module):
+            if not distributed:  # moved in place; still to be followed to a later CPU move
+                self._wrap_data_parallel(node, move_target(module), False)
+            return
         scope = self.ctx.function_scope()
         key = dotted_name(module)
-        if key is not None and key in scope.moved:
+        # placement per path: moved on every path that reaches the wrap
+        moved_before = key is not None and key in scope.moved
+        if distributed and moved_before:
             return
-        built_here = (isinstance(module, cst.Call) and self._builds_on_cpu(module)) or (
-            key is not None and self._built_here(key, scope))
+        built_here = not moved_before and (
+            (isinstance(module, cst.Call) and self._builds_on_cpu(module))
+            or (key is not None and self._built_here(key, scope)))
         if not distributed:
             self._wrap_data_parallel(node, key, built_here)
             return
@@ -221,22 +250,44 @@ class WrapBeforeMove(Rule):
             depth += 2
         wrapper = None
         statement = self.ctx.parent(depth)
-        if _hands_out(statement):
-            return  # `return nn.DataParallel(Net())`: whoever gets it may move it
+        returned = isinstance(statement, cst.Return)
+        if _hands_out(statement) and not (returned and built_here):
+            return  # `nets.g = nn.DataParallel(Net())`: whoever gets it may move it
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             wrapper = dotted_name(statement.targets[0].target)
         self.ctx.function_scope().note("wraps waiting", list).append(
             _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
-                  built_here=built_here))
+                  built_here=built_here, returned=returned))
 
     def visit_Name(self, node: cst.Name) -> None:
-        # A DataParallel wrapper handed out (`return net`, `train(net)`, `{"g": net}`)
-        # may be moved by whoever gets it.
+        self._on_use(node, node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self" \
+                and self.ctx.function_scope().notes.get("wraps waiting"):
+            self._on_use(node, f"self.{node.attr.value}")
+
+    def _on_use(self, node: cst.BaseExpression, name: Optional[str]) -> None:
+        """A DataParallel wrapper handed out (`return net`, `train(net)`, `{"g": net}`)
+        may be moved by whoever gets it; one moved to the CPU and then run, handed out
+        or stored fails at its forward on a machine with a GPU."""
         waiting = self.ctx.function_scope().notes.get("wraps waiting")
-        if not waiting or not _hands_out(self.ctx.parent()):
+        if not waiting or name is None:
             return
-        for wait in [w for w in waiting if not w.report_on_move and w.wrapper == node.value]:
-            if all(outer is not wait.node for outer in self.ctx.stack):  # not `m = DP(m)` itself
+        parent = self.ctx.parent()
+        handed_out = _hands_out(parent)
+        runs = _runs_or_keeps(node, parent, self.ctx)
+        if not handed_out and not runs:
+            return
+        for wait in [w for w in waiting if not w.report_on_move and name in (w.wrapper, w.module)]:
+            if any(outer is wait.node for outer in self.ctx.stack):
+                continue  # `m = DP(m)` itself
+            if wait.on_cpu and runs and name == wait.wrapper:
+                waiting.remove(wait)
+                self.report(wait.node, self.cpu_message)
+            elif isinstance(parent, cst.Return) and name == wait.wrapper and wait.built_here:
+                wait.returned = True  # judged by the callers that run it
+            elif handed_out and name == wait.wrapper and not wait.on_cpu:
                 waiting.remove(wait)
 
     def leave_Assign(self, node: cst.Assign) -> None:
@@ -261,7 +312,7 @@ class WrapBeforeMove(Rule):
         earlier in this file, moves itself or its layers to a device while it is built
         (`self.fc = nn.Linear(2, 2).cuda(rank)` in `__init__`)."""
         constructor = _constructor(call)
-        if constructor is None:
+        if constructor is None or self.ctx.builds_moved(constructor):
             return False
         info = self.ctx.class_facts.by_name.get(last_identifier(constructor.func) or "")
         return info is None or not info.moves_itself_when_built()
@@ -282,18 +333,60 @@ class WrapBeforeMove(Rule):
             return
         to_cpu = moves_to_cpu(call)
         for wait in [w for w in waiting if target in (w.module, w.wrapper)]:
-            waiting.remove(wait)
             if wait.report_on_move:  # DDP: moved after the wrap, too late
+                waiting.remove(wait)
                 if not to_cpu:
                     self.report(wait.node, wait.message, fix=wait.fix)
-            elif to_cpu and target == wait.wrapper:
-                self.report(wait.node, self.cpu_message)
+                continue
+            # DataParallel: moved to its device in time, or to the CPU, where its next
+            # forward (or whoever gets it next) fails on a machine with a GPU
+            wait.built_here = False
+            wait.on_cpu = to_cpu
 
     def leave_scope(self, scope: Scope) -> None:
         # DataParallel wraps that nothing moved before the end of the scope.
+        owner = self._module_being_built(scope)
         for wait in scope.notes.get("wraps waiting", ()):
-            if not wait.report_on_move and wait.built_here:
+            if wait.report_on_move or not wait.built_here:
+                continue
+            if wait.returned:
+                # `return nn.DataParallel(Net())`: wrong only if a caller runs it unmoved
+                if not self._returned_and_run_unmoved(scope):
+                    continue
                 self.report(wait.node, wait.message)
+                continue
+            if owner is not None and (wait.wrapper or "").startswith("self."):
+                # a sub-module of a model: wrong only if the code that builds the model
+                # runs it without moving it first
+                if owner.moves_itself_when_built() or not self._built_and_run_unmoved(owner.name):
+                    continue
+            self.report(wait.node, wait.message)
+
+    def _module_being_built(self, scope: Scope):
+        """The `nn.Module` class whose `__init__` `scope` is, else None."""
+        node = scope.node
+        info = self.ctx.current_class
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or node.name.value != "__init__" \
+                or info is None or not info.is_module:
+            return None
+        return info
+
+    def _returned_and_run_unmoved(self, scope: Scope) -> bool:
+        """Is `scope` a module-level function whose result this file, or another file of
+        the project, runs before moving it (`net = make()` ... `net(x)`)?"""
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or self.ctx.current_class is not None \
+                or len(self.ctx.functions) != 1:
+            return False
+        return self._built_and_run_unmoved(node.name.value)
+
+    def _built_and_run_unmoved(self, class_name: str) -> bool:
+        """Does this file, or another file of the project that imports the class, build
+        it and run the instance (`model = Net()` ... `model(x)`) without moving it
+        first? Read from the whole files (project.py)."""
+        project = self.ctx.project
+        return project is not None and (project.runs_unmoved_here(class_name)
+                                        or project.runs_unmoved_in_project(class_name))
 
     @staticmethod
     def _message(qualified: str) -> str:
@@ -313,6 +406,31 @@ class _Wait:
     report_on_move: bool  # DDP: a later move of the module proves the wrap came too early
     built_here: bool = False  # DataParallel: report at the end of the scope if nothing moved
     fix: Optional[Fix] = None
+    on_cpu: bool = False  # DataParallel: its module was moved to the CPU after the wrap
+    returned: bool = False  # DataParallel built here and returned: its callers decide
+
+
+# Calls that take a module without running it (saving it, printing it).
+_KEEPS_IDLE = frozenset({"torch.save", "print", "len", "id", "isinstance", "type", "str", "repr", "hasattr",
+                         "getattr", "setattr"})
+
+
+def _runs_or_keeps(node: cst.BaseExpression, parent: Optional[cst.CSTNode], ctx) -> bool:
+    """Is `node` run (`net(x)`), handed out (returned, put in a container), stored
+    (`self.net = net`, `nets["g"] = net`), or passed to a call that may run it (not
+    `torch.save(net, path)` nor `print(net)`)?"""
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return True
+    if isinstance(parent, (cst.Return, cst.Yield, cst.Element, cst.DictElement)):
+        return True
+    if isinstance(parent, cst.Assign) and parent.value is node:
+        return any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in parent.targets)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(2)
+        if isinstance(call, cst.Call):
+            callee = ctx.resolve(call.func) or (call.func.value if isinstance(call.func, cst.Name) else None)
+            return callee not in _KEEPS_IDLE
+    return False
 
 
 def _hands_out(parent: Optional[cst.CSTNode]) -> bool:
