@@ -371,3 +371,30 @@ def test_all_capitals_class_is_a_constructor():
 def test_no_guard_form_silences_it(guard):
     code = "import torch\nimport torch.nn as nn\n" + guard + "    m = nn.DataParallel(Net(), device_ids=[0])\n"
     assert tdv401(code) == [(4, 8, "TDV401")]
+
+
+def test_ddp_without_device_ids_moved_as_it_is_wrapped_comes_too_late():
+    """pytorch-lightning's RL example: an annotated build, then `DDP(agent).to(device)`."""
+    code = ("from torch.nn.parallel import DistributedDataParallel\ndef main(device):\n"
+            "    agent: Agent = Agent()\n    agent = DistributedDataParallel(agent).to(device)\n    return agent\n")
+    assert tdv401(code) == [(4, 12, "TDV401")]
+
+
+def test_ddp_without_device_ids_on_the_cpu_is_cpu_training():
+    code = ("from torch.nn.parallel import DistributedDataParallel\ndef main():\n"
+            "    agent = Agent()\n    agent = DistributedDataParallel(agent)\n    return agent(3)\n")
+    assert tdv401(code) == []
+
+
+def test_wrapper_returned_on_the_cpu_in_an_arm_a_user_flag_chose():
+    """EduNLP's set_device: `ctx == "cpu"` is the user's choice; the GPUs are still there."""
+    code = ("from torch.nn import DataParallel\ndef set_device(net, ctx):\n    if ctx == 'cpu':\n"
+            "        net = DataParallel(net)\n        return net.cpu()\n    return net\n")
+    assert tdv401(code) == [(4, 14, "TDV401")]
+
+
+def test_wrap_where_cuda_is_certainly_absent_is_a_no_op():
+    code = ("import torch\nfrom torch.nn import DataParallel\ndef set_device(net):\n"
+            "    if not torch.cuda.is_available():\n        net = DataParallel(net)\n        return net.cpu()\n"
+            "    return net\n")
+    assert tdv401(code) == []

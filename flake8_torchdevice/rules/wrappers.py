@@ -97,7 +97,8 @@ class WrapBeforeMove(Rule):
       moves itself while it is built (`self.to(device)` in `__init__`).
     - `DataParallel` whose wrapper is moved to a device later in the scope.
     - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
-      module is moved after the wrap: a CPU module there is plain CPU training.
+      module is moved after the wrap (also in the same expression:
+      `DDP(model).to(device)`): a CPU module there is plain CPU training.
     - A module handed in from outside (a parameter, `self.model` outside
       `__init__` or bound from a parameter in it) or returned by a helper
       (`model = build(cfg)`) that this scope does not move later: it may have been
@@ -115,8 +116,9 @@ class WrapBeforeMove(Rule):
     - A module whose class, defined earlier in the file, moves itself or its layers to
       a device while it is built (`self.fc = nn.Linear(2, 2).cuda(rank)` or
       `self.to(device)` in `__init__` or a method it calls).
-    - Code that only runs without CUDA (the `else:` of `if torch.cuda.is_available():`),
-      where `DataParallel` is a no-op.
+    - Code that only runs where CUDA is certainly absent (the `else:` of
+      `if torch.cuda.is_available():`), where `DataParallel` is a no-op; not an arm a
+      user flag chose (`if ctx == "cpu":`): the GPUs are still there.
 
     ## Fix
     `flake8-torchdevice fix` moves the move before the wrap of a
@@ -199,7 +201,7 @@ class WrapBeforeMove(Rule):
         qualified = self.ctx.resolve(node.func)
         if qualified not in DATA_PARALLEL and qualified not in DISTRIBUTED:
             return
-        if self.ctx.cpu_only:
+        if self._runs_without_cuda():
             return  # without CUDA, DataParallel calls the module directly
         module = first_argument(node, "module")
         if module is None:
@@ -225,10 +227,34 @@ class WrapBeforeMove(Rule):
         gpu_intended = any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
         message = self._message(qualified)
         fix = _move_before_wrap(self.ctx.stack, key, node, module)
-        if gpu_intended and built_here:
+        if (gpu_intended or self._moved_as_wrapped(node)) and built_here:
+            # `DDP(model).to(device)` (pytorch-lightning's RL example): the move comes too late
             self.report(node, message, fix=fix)
         elif key is not None:
             scope.note("wraps waiting", list).append(_Wait(node, message, key, None, report_on_move=True, fix=fix))
+
+    def _runs_without_cuda(self) -> bool:
+        """In an arm that only runs where CUDA is certainly absent (the `else:` of
+        `torch.cuda.is_available()`), not one a user flag chose (`if ctx == "cpu":`, EduNLP's
+        `set_device`): with GPUs present, DataParallel still uses them."""
+        stack = self.ctx.stack
+        for index in range(len(stack) - 2, -1, -1):
+            node = stack[index]
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(node, (cst.If, cst.IfExp)):
+                child = stack[index + 1]
+                if child is node.body and self.ctx.guards.cuda_absent(node.test, True):
+                    return True
+                if child is node.orelse and self.ctx.guards.cuda_absent(node.test, False):
+                    return True
+        return False
+
+    def _moved_as_wrapped(self, node: cst.Call) -> bool:
+        """`DDP(model).to(device)`, `DDP(model).cuda()`: the wrapper moved in the same expression."""
+        attribute, call = self.ctx.parent(), self.ctx.parent(2)
+        return isinstance(attribute, cst.Attribute) and attribute.value is node and isinstance(call, cst.Call) \
+            and call.func is attribute and is_device_move(call)
 
     def _wrap_data_parallel(self, node: cst.Call, key: Optional[str], built_here: bool) -> None:
         """DataParallel needs the module on its device by the first forward: a move of
@@ -290,14 +316,21 @@ class WrapBeforeMove(Rule):
             elif handed_out and name == wait.wrapper and not wait.on_cpu:
                 waiting.remove(wait)
 
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:  # `agent: PPOAgent = PPOAgent(envs)`
+            self._bound([node.target], node.value)
+
     def leave_Assign(self, node: cst.Assign) -> None:
+        self._bound([target.target for target in node.targets], node.value)
+
+    def _bound(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
         # `model = Net()` builds a module on the CPU; `model = build(cfg)` or
         # `self.model = model` may have been moved already.
-        built = isinstance(node.value, cst.Call) and self._builds_on_cpu(node.value)
+        built = isinstance(value, cst.Call) and self._builds_on_cpu(value)
         scope = self.ctx.function_scope()
         constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
-        for target in node.targets:
-            key = dotted_name(target.target)
+        for target in targets:
+            key = dotted_name(target)
             if key is None:
                 continue
             if built:
@@ -342,6 +375,10 @@ class WrapBeforeMove(Rule):
             # forward (or whoever gets it next) fails on a machine with a GPU
             wait.built_here = False
             wait.on_cpu = to_cpu
+            if to_cpu and target == wait.wrapper and _hands_out(self.ctx.parent()):
+                # `return net.cpu()` (EduNLP's set_device): handed out on the CPU
+                waiting.remove(wait)
+                self.report(wait.node, self.cpu_message)
 
     def leave_scope(self, scope: Scope) -> None:
         # DataParallel wraps that nothing moved before the end of the scope.
