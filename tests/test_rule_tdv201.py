@@ -288,6 +288,11 @@ HELPERS_NOT_REPORTED = {
     "a tensor parameter cast to a CPU tensor type first (dino's to_one_hot)": (
         "import torch\ndef to_one_hot(y: torch.Tensor, n: int):\n    y = y.type(torch.LongTensor).view(-1, 1)\n"
         "    return torch.zeros(y.size(0), n).scatter_(1, y, 1)\n"),
+    # stable-diffusion's and BasicSR's imresize: the input copied into a CPU buffer first
+    "the input copied into a CPU tensor the function made": (
+        "import torch\ndef imresize(img: torch.Tensor, n: int):\n    buf = torch.FloatTensor(3, n)\n"
+        "    buf.narrow(1, 0, n).copy_(img)\n    idx = torch.arange(n - 1, -1, -1).long()\n"
+        "    return img.index_select(1, idx) + buf\n"),
     "accumulator of CPU values": (
         "import torch\ndef count(values):\n    total = torch.zeros(1)\n    for v in values:\n        total += v\n"
         "    return total\n"),

@@ -84,6 +84,9 @@ class _Frame:
     # tensor among them lives where the inputs live
     derived: Set[str] = field(default_factory=set)
     made_here: Set[str] = field(default_factory=set)  # locals computed from tensors made here
+    # copies its tensor input into a CPU tensor it made (`buf.narrow(1, 0, n).copy_(img)`):
+    # host-side work on purpose, like `.numpy()` (stable-diffusion's and BasicSR's imresize)
+    copies_input_to_host: bool = False
 
 
 @dataclass
@@ -190,6 +193,8 @@ class FactoryWithoutDevice(Rule):
     - A file that sets the default device for new tensors at its top level (also under
       `if __name__ == "__main__":`): `torch.set_default_device(d)`, or
       `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (nerf-pytorch).
+    - A plain function that copies its tensor input into a CPU tensor it made
+      (`buf.narrow(1, 0, n).copy_(img)`): host-side work on purpose, like `.numpy()`.
     - Code that is CPU by design and meets no device tensor: data pipelines
       (`Dataset.__getitem__`, `collate_fn`, transforms, functions named like
       `transform`, `collate`, `preprocess`, `load_*`), scripts, utilities; plain
@@ -379,6 +384,11 @@ class FactoryWithoutDevice(Rule):
         target = move_target(node.value)
         if target is not None:
             self._frame.device_tensors.add(target)
+        copied = method_call(node.value, "copy_")
+        if copied is not None and node.value.args and self._frame.helper \
+                and _root_name(copied) in self._frame.made_here \
+                and self._reads_inputs(list(_names_read(node.value.args[0].value))):
+            self._frame.copies_input_to_host = True
 
     def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
         if not isinstance(target, cst.Name):
@@ -691,6 +701,8 @@ class FactoryWithoutDevice(Rule):
         found = self._device_for_fix(call, partner)
         fix = Fix().add_keyword(call, "device", found[0]) if found else None
         frame = self._frame
+        if frame.copies_input_to_host and not frame.strict:
+            return  # CPU work on purpose
         if frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
         else:
@@ -756,6 +768,19 @@ class _CpuOrSize(str):
 
 
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
+
+
+def _root_name(node: cst.CSTNode) -> Optional[str]:
+    """`buf` of `buf`, `buf.narrow(1, 0, n)`, `buf[0]`."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        else:
+            return None
 
 
 def _casts_to_cpu_type(call: cst.Call) -> bool:
