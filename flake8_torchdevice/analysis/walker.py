@@ -157,6 +157,16 @@ class Analyzer(cst.CSTVisitor):
                 self.on_leave_attribute(node, name)
         self.on_leave(node)
 
+    def release(self) -> None:
+        """Forget everything once the walk is over. The rules and facts refer back to the
+        analyzer and the analyzer to them and to the tree's nodes: a cycle that would keep
+        the whole tree alive until Python's cyclic garbage collector runs (libcst's trees
+        are large: several held at once were most of the plugin's peak memory). Without
+        those references the tree is freed as soon as its last finding is reported."""
+        for fact in (self.kinds, self.class_facts, *self.rules):
+            fact.__dict__.clear()
+        self.__dict__.clear()
+
     # ---------------------------------------------------------------- state queries
 
     @property
