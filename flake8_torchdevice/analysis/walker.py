@@ -245,17 +245,29 @@ class Analyzer(cst.CSTVisitor):
         "moves_argument", "moves_itself", "saves"). A name imported from the project's other files
         is looked up there; a function of this file (`make_mask`) or a method of the
         current class (`self._make_mask`) in the file's own summary. Falsy when unknown."""
-        if self.project is None:
+        ask = self.project_question(node, question)
+        return None if ask is None else ask()
+
+    def project_question(self, node: cst.CSTNode, question: str) -> Optional[Callable[[], object]]:
+        """`project_says(node, question)` to ask later: what `node` names is resolved now
+        (it depends on the scopes here), the index is read only when the answer is called
+        for, and gives the same answer whenever it is (it depends only on the files). For a
+        fact that matters only if something later needs it: reading another file's summary
+        means parsing that file. None when the answer is known to be unknown."""
+        project = self.project
+        if project is None:
             return None
         reference = self.import_reference(node)
         if reference is not None:
             if reference.split(".", 1)[0] in ("torch", "torchvision"):
                 return None
-            return getattr(self.project, question)(reference)
+            query = getattr(project, question)
+            return lambda: query(reference)
         own = self._own_definition(node)
         if own is None or question not in ("returns", "moves_argument", "saves"):
             return None
-        return getattr(self.project, question + "_here")(own)
+        query = getattr(project, question + "_here")
+        return lambda: query(own)
 
     def _own_definition(self, node: cst.CSTNode) -> Optional[str]:
         """"make_mask" for a module-level function of this file not shadowed by a local,
