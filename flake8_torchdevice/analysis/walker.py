@@ -59,7 +59,8 @@ class _FieldOrder(cst.CSTVisitor):
             self.fields.append(attribute)
 
 
-# node class -> its fields that hold children worth visiting, in libcst's visiting order
+# node class -> (field, is it in _GUARDING_ATTRIBUTES) for its fields that may hold
+# children, in libcst's visiting order
 _CHILD_FIELDS: Dict[type, tuple] = {}
 
 
@@ -69,18 +70,29 @@ def _child_fields(node: cst.CSTNode) -> tuple:
         order = _FieldOrder()
         node._visit_and_replace_children(order)  # asks libcst for the order; rebuilds this node once
         names = order.fields + [f.name for f in dataclasses.fields(node) if f.name not in order.fields]
-        fields = _CHILD_FIELDS[type(node)] = tuple(names)
+        fields = _CHILD_FIELDS[type(node)] = tuple((name, name in _GUARDING_ATTRIBUTES) for name in names)
     return fields
 
 
-_SKIPPED_BY_TYPE: Dict[type, bool] = {}
+# What the walk does with a field's value, by the value's type: walk it (a node), skip
+# it (a node in _SKIPPED_NODES, or not a node), or walk its items (a sequence).
+_WALK, _SKIP, _ITEMS = 1, 0, 2
+_ACTION_BY_TYPE: Dict[type, int] = {}
 
 
-def _is_skipped(node: cst.CSTNode) -> bool:
-    skipped = _SKIPPED_BY_TYPE.get(type(node))
-    if skipped is None:
-        skipped = _SKIPPED_BY_TYPE[type(node)] = isinstance(node, _SKIPPED_NODES)
-    return skipped
+def _action(kind: type) -> int:
+    """Decided from the class's bases, not with `isinstance`: libcst's node classes are
+    ABCs, and every `isinstance` on them grows their caches (2 MB over timm) and costs
+    a call through `abc` for each of a file's hundred thousand nodes."""
+    action = _ACTION_BY_TYPE.get(kind)
+    if action is None:
+        bases = kind.__mro__
+        if cst.CSTNode in bases:
+            action = _SKIP if any(skipped in bases for skipped in _SKIPPED_NODES) else _WALK
+        else:
+            action = _ITEMS if tuple in bases or list in bases else _SKIP
+        _ACTION_BY_TYPE[kind] = action
+    return action
 
 
 @dataclass
@@ -137,21 +149,25 @@ class Analyzer(cst.CSTVisitor):
         without rebuilding every node on the way back up, and without descending into
         whitespace, brackets and operators: half the cost of a libcst visit."""
         self.on_visit(node)
-        for name in _child_fields(node):
+        actions = _ACTION_BY_TYPE
+        for name, guarding in _child_fields(node):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                if _is_skipped(value):
-                    continue
+            action = actions.get(type(value))
+            if action is None:
+                action = _action(type(value))
+            if action == _WALK:
                 children: Sequence[cst.CSTNode] = (value,)
-            elif isinstance(value, (tuple, list)) and value:
+            elif action == _ITEMS and value:
                 children = value
             else:
                 continue
-            guarding = name in _GUARDING_ATTRIBUTES
             if guarding:
                 self.on_visit_attribute(node, name)
             for child in children:
-                if isinstance(child, cst.CSTNode) and not _is_skipped(child):
+                action = actions.get(type(child))
+                if action is None:
+                    action = _action(type(child))
+                if action == _WALK:
                     self.walk(child)
             if guarding:
                 self.on_leave_attribute(node, name)
