@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .analysis.project import ProjectIndex, index_for
-from .analysis.syntax import ast_definitions
+from .analysis.syntax import ast_definitions, walk_ast
 from .rules import ALL_RULES, DEFAULT_CODES
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class _FunctionTriggers:
         return any(rule.keeps_class(node, self.aliases, text_of) for rule in self.class_rules)
 
     def _has_call(self, node: ast.AST) -> bool:
-        for sub in ast.walk(node):
+        for sub in walk_ast(node):
             if isinstance(sub, ast.Call):
                 func = sub.func
                 name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
@@ -194,7 +194,15 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     """
     sparse: List[Optional[str]] = list(lines)  # None: a line left out
     kept_any = False
-    whole = _whole_classes(tree, triggers, lambda node: "".join(lines[_first_line(node):node.end_lineno]))
+    texts: Dict[int, str] = {}  # the class rules ask for a method's text several times
+
+    def text_of(node: ast.AST) -> str:
+        text = texts.get(id(node))
+        if text is None:
+            text = texts[id(node)] = "".join(lines[_first_line(node):node.end_lineno])  # type: ignore[attr-defined]
+        return text
+
+    whole = _whole_classes(tree, triggers, text_of)
     holding_whole = _functions_holding(tree, whole) if whole else set()
 
     def stub(node: ast.AST, first: int, last: int) -> None:
@@ -288,7 +296,7 @@ def _stub_module_data(lines: List[str], sparse: List[Optional[str]], tree: ast.M
     and using no name assigned at module level (which could hold a tensor)."""
     assigned = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign,
                                                                   ast.For, ast.With))
-                for target in ast.walk(node) if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)}
+                for target in walk_ast(node) if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)}
     previous_end = 0
     for index, node in enumerate(tree.body):
         first, last = node.lineno - 1, node.end_lineno or node.lineno
@@ -305,7 +313,7 @@ def _stub_module_data(lines: List[str], sparse: List[Optional[str]], tree: ast.M
         text = "".join(lines[first:last])
         if pattern.search(text) or read_outside_triggers.search(text):
             continue
-        if any(isinstance(sub, ast.Name) and sub.id in assigned for sub in ast.walk(value)):
+        if any(isinstance(sub, ast.Name) and sub.id in assigned for sub in walk_ast(value)):
             continue
         sparse[first] = f"{node.targets[0].id} = None{_line_ending(lines[first])}"
         for line in range(first + 1, last):
@@ -396,7 +404,7 @@ MAX_ANALYSED = 2_000_000  # characters handed to libcst
 def _check_chains(text: str, tree: ast.Module) -> None:
     if text.count("and") + text.count("or") + text.count(".") < MAX_CHAIN:
         return  # cheap: no chain can be that long
-    for node in ast.walk(tree):
+    for node in walk_ast(tree):
         if isinstance(node, ast.BoolOp):
             size = len(node.values)
         elif isinstance(node, ast.Import):
