@@ -62,7 +62,8 @@ class _FieldOrder(cst.CSTVisitor):
             self.fields.append(attribute)
 
 
-# node class -> its fields that hold children worth visiting, in libcst's visiting order
+# node class -> (field, is it in _GUARDING_ATTRIBUTES) for its fields that may hold
+# children, in libcst's visiting order
 _CHILD_FIELDS: Dict[type, tuple] = {}
 
 
@@ -72,18 +73,29 @@ def _child_fields(node: cst.CSTNode) -> tuple:
         order = _FieldOrder()
         node._visit_and_replace_children(order)  # asks libcst for the order; rebuilds this node once
         names = order.fields + [f.name for f in dataclasses.fields(node) if f.name not in order.fields]
-        fields = _CHILD_FIELDS[type(node)] = tuple(names)
+        fields = _CHILD_FIELDS[type(node)] = tuple((name, name in _GUARDING_ATTRIBUTES) for name in names)
     return fields
 
 
-_SKIPPED_BY_TYPE: Dict[type, bool] = {}
+# What the walk does with a field's value, by the value's type: walk it (a node), skip
+# it (a node in _SKIPPED_NODES, or not a node), or walk its items (a sequence).
+_WALK, _SKIP, _ITEMS = 1, 0, 2
+_ACTION_BY_TYPE: Dict[type, int] = {}
 
 
-def _is_skipped(node: cst.CSTNode) -> bool:
-    skipped = _SKIPPED_BY_TYPE.get(type(node))
-    if skipped is None:
-        skipped = _SKIPPED_BY_TYPE[type(node)] = isinstance(node, _SKIPPED_NODES)
-    return skipped
+def _action(kind: type) -> int:
+    """Decided from the class's bases, not with `isinstance`: libcst's node classes are
+    ABCs, and every `isinstance` on them grows their caches (2 MB over timm) and costs
+    a call through `abc` for each of a file's hundred thousand nodes."""
+    action = _ACTION_BY_TYPE.get(kind)
+    if action is None:
+        bases = kind.__mro__
+        if cst.CSTNode in bases:
+            action = _SKIP if any(skipped in bases for skipped in _SKIPPED_NODES) else _WALK
+        else:
+            action = _ITEMS if tuple in bases or list in bases else _SKIP
+        _ACTION_BY_TYPE[kind] = action
+    return action
 
 
 @dataclass
@@ -177,25 +189,39 @@ class Analyzer(cst.CSTVisitor):
         whitespace, brackets and operators: half the cost of a libcst visit. Nor into
         type annotations: naming a type is no use of it."""
         self.on_visit(node)
-        for name in _child_fields(node):
+        actions = _ACTION_BY_TYPE
+        for name, guarding in _child_fields(node):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                if _is_skipped(value):
-                    continue
+            action = actions.get(type(value))
+            if action is None:
+                action = _action(type(value))
+            if action == _WALK:
                 children: Sequence[cst.CSTNode] = (value,)
-            elif isinstance(value, (tuple, list)) and value:
+            elif action == _ITEMS and value:
                 children = value
             else:
                 continue
-            guarding = name in _GUARDING_ATTRIBUTES
             if guarding:
                 self.on_visit_attribute(node, name)
             for child in children:
-                if isinstance(child, cst.CSTNode) and not _is_skipped(child):
+                action = actions.get(type(child))
+                if action is None:
+                    action = _action(type(child))
+                if action == _WALK:
                     self.walk(child)
             if guarding:
                 self.on_leave_attribute(node, name)
         self.on_leave(node)
+
+    def release(self) -> None:
+        """Forget everything once the walk is over. The rules and facts refer back to the
+        analyzer and the analyzer to them and to the tree's nodes: a cycle that would keep
+        the whole tree alive until Python's cyclic garbage collector runs (libcst's trees
+        are large: several held at once were most of the plugin's peak memory). Without
+        those references the tree is freed as soon as its last finding is reported."""
+        for fact in (self.kinds, self.class_facts, *self.rules):
+            fact.__dict__.clear()
+        self.__dict__.clear()
 
     # ---------------------------------------------------------------- state queries
 
@@ -276,17 +302,29 @@ class Analyzer(cst.CSTVisitor):
         "moves_argument", "moves_itself", "saves"). A name imported from the project's other files
         is looked up there; a function of this file (`make_mask`) or a method of the
         current class (`self._make_mask`) in the file's own summary. Falsy when unknown."""
-        if self.project is None:
+        ask = self.project_question(node, question)
+        return None if ask is None else ask()
+
+    def project_question(self, node: cst.CSTNode, question: str) -> Optional[Callable[[], object]]:
+        """`project_says(node, question)` to ask later: what `node` names is resolved now
+        (it depends on the scopes here), the index is read only when the answer is called
+        for, and gives the same answer whenever it is (it depends only on the files). For a
+        fact that matters only if something later needs it: reading another file's summary
+        means parsing that file. None when the answer is known to be unknown."""
+        project = self.project
+        if project is None:
             return None
         reference = self.import_reference(node)
         if reference is not None:
             if reference.split(".", 1)[0] in ("torch", "torchvision"):
                 return None
-            return getattr(self.project, question)(reference)
+            query = getattr(project, question)
+            return lambda: query(reference)
         own = self._own_definition(node)
         if own is None or question not in ("returns", "moves_argument", "saves", "returns_moved", "moves_itself"):
             return None
-        return getattr(self.project, question + "_here")(own)
+        query = getattr(project, question + "_here")
+        return lambda: query(own)
 
     def _own_definition(self, node: cst.CSTNode) -> Optional[str]:
         """"make_mask" for a module-level function of this file not shadowed by a local,

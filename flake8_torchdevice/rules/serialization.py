@@ -249,8 +249,7 @@ class LoadWithoutMapLocation(Rule):
         if location is not None and not (isinstance(location.value, cst.Name) and location.value.value == "None"):
             return  # `map_location=None` is the default: tensors go back where they were saved
         source = first_argument(node, "url" if qualified in URL_LOADERS else "f")
-        saved = self.ctx.function_scope().note("saved to", set)
-        if source is not None and not saved.isdisjoint(_file_keys(source) + _names_in(source)):
+        if source is not None and self._saved_before(_file_keys(source) + _names_in(source)):
             return  # a round trip: this function saved it, on this machine, a moment ago
         if qualified in URL_LOADERS and self._is_cpu_weights_url(source):
             return  # torchvision's published weights
@@ -268,12 +267,23 @@ class LoadWithoutMapLocation(Rule):
     def _note_project_save(self, call: cst.Call) -> None:
         """`stopper(val_loss, model, path)` where `stopper` is an `EarlyStopping` of the
         project whose method calls `torch.save`: a later load of a path built from `path`
-        reads what this run wrote."""
-        callee = self.ctx.kinds.class_of(call.func) or call.func
-        if not self.ctx.project_says(callee, "saves"):
+        reads what this run wrote. Most calls are never followed by such a load: the
+        project index (which parses the callee's file) is asked only when one is."""
+        names = {"passed:" + name for arg in call.args for name in (dotted_name(arg.value),) if name}
+        if not names:
             return
-        names = [name for arg in call.args for name in (dotted_name(arg.value),) if name]
-        self.ctx.function_scope().note("saved to", set).update("passed:" + name for name in names)
+        callee = self.ctx.kinds.class_of(call.func) or call.func
+        ask = self.ctx.project_question(callee, "saves")
+        if ask is not None:
+            self.ctx.function_scope().note("project saves", list).append((ask, names))
+
+    def _saved_before(self, keys: List[str]) -> bool:
+        """Did this function save to one of `keys` before here: `torch.save(obj, path)`, or
+        a project function or object that saves, handed `path`?"""
+        scope = self.ctx.function_scope()
+        if not scope.note("saved to", set).isdisjoint(keys):
+            return True
+        return any(not names.isdisjoint(keys) and ask() for ask, names in scope.notes.get("project saves", ()))
 
     def leave_Module(self, node: cst.Module) -> None:
         for call, message, fix, name in self._loads_of_named_files:

@@ -26,7 +26,7 @@ from ..analysis import (
     positional_args,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
-from ..analysis.syntax import ast_definitions
+from ..analysis.syntax import ast_definitions, walk_ast
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
 from .base import CallTrigger, Fix, Rule, device_for_fix
 
@@ -1175,17 +1175,17 @@ def _names_tensor_type(annotation: ast.AST) -> bool:
 
 def _builds_cache_once(function: ast.AST) -> bool:
     """`if self.x is None: ... self.x = ...` (or `hasattr(self, "x")`) somewhere in `function`."""
-    for branch in ast.walk(function):
+    for branch in walk_ast(function):
         if not isinstance(branch, ast.If):
             continue
-        tested = {sub.left.attr for sub in ast.walk(branch.test) if isinstance(sub, ast.Compare)
+        tested = {sub.left.attr for sub in walk_ast(branch.test) if isinstance(sub, ast.Compare)
                   and isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is)}
-        tested |= {sub.args[1].value for sub in ast.walk(branch.test) if isinstance(sub, ast.Call)
+        tested |= {sub.args[1].value for sub in walk_ast(branch.test) if isinstance(sub, ast.Call)
                    and _ast_callee(sub) in ("hasattr", "getattr") and len(sub.args) > 1
                    and isinstance(sub.args[1], ast.Constant)}
         if tested and any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
                 isinstance(t, ast.Attribute) and t.attr in tested for t in _ast_targets(sub))
-                for sub in ast.walk(branch)):
+                for sub in walk_ast(branch)):
             return True
     return False
 
@@ -1205,7 +1205,7 @@ def _ast_called_from_init(methods: Dict[str, ast.AST]) -> Set[str]:
         if not params:
             continue
         self_name = params[0].arg
-        todo.extend(sub.attr for sub in ast.walk(method) if isinstance(sub, ast.Attribute)
+        todo.extend(sub.attr for sub in walk_ast(method) if isinstance(sub, ast.Attribute)
                     and isinstance(sub.value, ast.Name) and sub.value.id == self_name and sub.attr in methods)
     return done
 
@@ -1215,7 +1215,7 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
     """Does `function` (1) assign an attribute, (2) return a value built from a factory
     call (without `device=`, unless `any_device`) or from a call of one of `helpers`
     (`self._make_mask(n)`), directly or through local names?"""
-    nodes = list(ast.walk(function))
+    nodes = list(walk_ast(function))
     assigns = [sub for sub in nodes if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None]
     returns = [sub.value for sub in nodes if isinstance(sub, ast.Return) and sub.value is not None]
     stores = any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) for sub in assigns for t in _ast_targets(sub))
@@ -1235,13 +1235,13 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
 
     def made_from_factory(value: ast.AST) -> bool:
         return any(id(sub) in factories or (isinstance(sub, ast.Name) and sub.id in tainted)
-                   for sub in ast.walk(value))
+                   for sub in walk_ast(value))
 
     changed = True
     while changed:  # locals built from factories, through other locals
         changed = False
         for sub in assigns:
-            names = {t.id for target in _ast_targets(sub) for t in ast.walk(target) if isinstance(t, ast.Name)}
+            names = {t.id for target in _ast_targets(sub) for t in walk_ast(target) if isinstance(t, ast.Name)}
             if names - tainted and made_from_factory(sub.value):
                 tainted |= names
                 changed = True
@@ -1391,7 +1391,7 @@ class DiscardedTo(Rule):
         """Fast path: the function has a `.to(...)`/`.cuda()`/`.cpu()` call as a statement."""
         return any(isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call)
                    and isinstance(sub.value.func, ast.Attribute) and sub.value.func.attr in _DISCARDABLE
-                   for sub in ast.walk(node))
+                   for sub in walk_ast(node))
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu)
+from ..analysis.syntax import walk_ast
 from .base import Fix, Rule
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -175,7 +176,7 @@ class WrapBeforeMove(Rule):
         def is_own(target: ast.AST) -> bool:
             return isinstance(target, ast.Name) and target.id == first
 
-        for sub in ast.walk(node):
+        for sub in walk_ast(node):
             if isinstance(sub, ast.Name) and sub.id in _WRAPPER_NAMES:
                 return True
             if isinstance(sub, ast.Attribute) and sub.attr in _WRAPPER_NAMES:
@@ -189,7 +190,7 @@ class WrapBeforeMove(Rule):
             if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None \
                     and any(isinstance(t, ast.Attribute) and is_own(t.value)
                             for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])) \
-                    and any(is_move(c) for c in ast.walk(sub.value)):
+                    and any(is_move(c) for c in walk_ast(sub.value)):
                 return True  # self.fc = nn.Linear(2, 2).cuda(rank)
         return False
 
