@@ -10,7 +10,8 @@ Read bottom-up, each module a layer of the model:
   return (read from the whole file's `ast`, also the functions the fast path leaves
   out of the parse) and, for names imported from the project's other files, whether a
   class is an `nn.Module` through its bases, what a function returns (a tensor, a
-  module, something moved), whether it moves its argument or calls `torch.save`;
+  module, something moved, a NumPy array), whether it moves its argument or calls
+  `torch.save`, whether the file sets the default device for new tensors;
 - `scopes`: names and what they resolve to (imports, relative ones too; an import
   with an `except ImportError:` fallback is the `try` arm's), and the
   per-scope facts in statement order: *placement* per path, the dotted names on their
@@ -27,14 +28,16 @@ Read bottom-up, each module a layer of the model:
   `torch.cat`/`F.*`, a data-loader batch or its items, an input of a known module),
   module, device, number, a fixed-device tensor (made without a run-time device),
   the class it was built from, or unknown. Flow-sensitive: rebinding, tuple
-  unpacking, loop and `with` targets, comprehensions;
+  unpacking, loop and `with` targets, comprehensions, and narrowing (inside
+  `if torch.is_tensor(x):` / `if isinstance(x, torch.Tensor):`, `x` is a tensor);
 - `classes`: per class, whether it is an `nn.Module` (its base may be in another
   file), what each method assigns to `self`, registers, reads and returns, which
   methods run while it is built;
 - `walker`: `Analyzer`, the traversal that keeps all of the above current and
   dispatches each node to the rules. Its queries: `resolve`, `import_reference`,
-  `project_says`, `kinds.kind_of`, `function_scope().moved`, `guarded`, `cpu_only`,
-  `current_class`, `device_in_scope`.
+  `project_says` (and `project_question`, the same question asked only when a rule
+  needs the answer later), `kinds.kind_of`, `function_scope().moved`, `guarded`,
+  `cpu_only`, `current_class`, `device_in_scope`.
 
 Unknown is an answer: a rule that needs a fact the model does not have does not report.
 """
