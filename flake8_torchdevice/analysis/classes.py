@@ -157,8 +157,12 @@ class ClassInfo:
     def init_time_methods(self) -> Set[str]:
         """`__init__` and the methods it uses on `self`, transitively: they run before the
         module can be moved."""
+        return self._reachable(["__init__", *(name for name in self.methods if INIT_TIME_NAME_RE.search(name))])
+
+    def _reachable(self, roots: List[str]) -> Set[str]:
+        """`roots` and the methods of the class they use on `self`, transitively."""
         done: Set[str] = set()
-        todo = ["__init__", *(name for name in self.methods if INIT_TIME_NAME_RE.search(name))]
+        todo = list(roots)
         while todo:
             method = todo.pop()
             if method in done:
@@ -173,18 +177,11 @@ class ClassInfo:
         `init_elsewhere`: methods that a base or derived class's `__init__` calls."""
         init_time = self.init_time_methods() | init_elsewhere
         from_init = self.called_from_init() | init_elsewhere
-        done: Set[str] = set()
         # run time: the methods that are not init-time, and a builder-named method that
         # `__init__` does not call and that takes data (`build_P_prime(self, batch_C_prime)`)
-        todo = [name for name, method in self.methods.items() if name not in init_time or (
-            name not in from_init and not _SETUP_NAME_RE.search(name) and len(method.params.params) > 1)]
-        while todo:
-            method = todo.pop()
-            if method in done:
-                continue
-            done.add(method)
-            todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
-        return self.init_time_methods() - done
+        run_time = self._reachable([name for name, method in self.methods.items() if name not in init_time or (
+            name not in from_init and not _SETUP_NAME_RE.search(name) and len(method.params.params) > 1)])
+        return self.init_time_methods() - run_time
 
     def called_from_init(self) -> Set[str]:
         """This class's `__init__` and the methods of the class it uses on `self`,

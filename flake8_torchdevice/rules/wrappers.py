@@ -11,7 +11,7 @@ import libcst as cst
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu)
 from ..analysis.syntax import walk_ast
-from .base import Fix, Rule
+from .base import Fix, Rule, names_read
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
@@ -526,10 +526,10 @@ def _move_before_wrap(stack: Sequence[cst.CSTNode], key: Optional[str], wrap: cs
             between.append(later)
             continue
         call, target = move
-        used = _names(later)
+        used = names_read(later)
         if (any(line.comment is not None for line in later.leading_lines)  # would be left behind
-                or any(used & _names(other) for other in between)
-                or any(_names(arg) & wrappers for arg in call.args)):
+                or any(used & names_read(other) for other in between)
+                or any(names_read(arg) & wrappers for arg in call.args)):
             return None
         if key is not None:
             return Fix().move_statement_before(later, statement,  # type: ignore[arg-type]
@@ -583,17 +583,3 @@ def _retarget(statement: cst.SimpleStatementLine, old: str, new: str) -> cst.Sim
     return statement.with_changes(body=[small])
 
 
-def _names(node: cst.CSTNode) -> Set[str]:
-    """The variable names a node uses or binds (attribute names after a dot excluded)."""
-    found: Set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False
-
-    node.visit(Names())
-    return found
