@@ -195,3 +195,27 @@ def test_torchvision_re_export_of_the_hub_loader_in_the_try_arm():
             "    from torch.utils.model_zoo import load_url as load_state_dict_from_url\n"
             "state = load_state_dict_from_url('https://example.com/w.pth', progress=True)\n")
     assert tdv301(code) == [(5, 8, "TDV301")]
+
+
+MNISTM_LIKE = (
+    "import os\nimport torch\nimport torch.utils.data as data\n"
+    "class {name}({base}):\n    training_file = 'train.pt'\n    def __init__(self, root):\n"
+    "        self.root = root\n        self.x, self.y = torch.load(os.path.join(self.root, self.training_file))\n"
+    "    def download(self, images, labels):\n        data = images\n"
+    "        with open(os.path.join(self.root, self.training_file), 'wb') as f:\n"
+    "            torch.save((torch.ByteTensor(data), labels), f)\n")
+
+
+def test_a_datasets_own_cache_loads_anywhere():
+    """PyTorch-GAN's MNIST-M: the Dataset writes its processed files and reads them back."""
+    assert tdv301(MNISTM_LIKE.format(name="MNISTM", base="data.Dataset")) == []
+
+
+def test_the_same_cache_in_a_class_that_is_no_dataset_is_reported():
+    assert tdv301(MNISTM_LIKE.format(name="Cache", base="object")) == [(8, 25, "TDV301")]
+
+
+def test_a_cpu_dump_through_an_opened_file():
+    code = ("import torch\ndef dump(feats, path):\n    with open(path + '/feats.pth', 'wb') as f:\n"
+            "        torch.save(feats.cpu(), f)\ndef load(d):\n    return torch.load(d + '/feats.pth')\n")
+    assert tdv301(code) == []

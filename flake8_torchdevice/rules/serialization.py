@@ -7,7 +7,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..analysis import (dotted_name, first_argument, has_star_kwargs, keyword, method_call, moves_to_cpu,
+from ..analysis import (dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call, moves_to_cpu,
                         positional_args, string_value)
 from .base import CallTrigger, Fix, Rule
 
@@ -91,6 +91,15 @@ def _file_name(path: cst.CSTNode) -> Optional[str]:
     return match.group(1) if match else None
 
 
+def _path_tail(path: cst.CSTNode) -> Optional[str]:
+    """The variable a path ends with, when it names no file literally:
+    `os.path.join(self.root, self.training_file)` -> `self.training_file`."""
+    if isinstance(path, cst.Call) and dotted_name(path.func) in ("os.path.join", "path.join", "join") and path.args:
+        path = path.args[-1].value
+    name = dotted_name(path) if isinstance(path, cst.Attribute) else None
+    return f"variable:{name}" if name else None
+
+
 def _cpu_weights(value: cst.BaseExpression) -> bool:
     """`"https://download.pytorch.org/models/resnet18-5c106cde.pth"`, or a dict whose
     values are all such URLs."""
@@ -146,9 +155,12 @@ class LoadWithoutMapLocation(Rule):
       saver of the project (a function or class of the project that calls
       `torch.save`, like an early-stopping helper: `stopper(loss, model, path)`).
     - A load of a file that the same file saves CPU tensors to, anywhere
-      (`torch.save(feats.cpu(), os.path.join(out, "feats.pth"))`), named by the same
-      file name (`torch.load(os.path.join(cache, "feats.pth"))`): a cache of CPU tensors
-      loads on any machine.
+      (`torch.save(feats.cpu(), os.path.join(out, "feats.pth"))`, also through
+      `with open(path, "wb") as f:`), named by the same file name
+      (`torch.load(os.path.join(cache, "feats.pth"))`) or the same variable at the end
+      of the path (`self.training_file`): a cache of CPU tensors loads on any machine.
+      What a `torch.utils.data.Dataset` saves counts as such a cache (data-pipeline
+      code: MNIST-M's processed files).
     - `load_state_dict_from_url` / `load_url` of PyTorch's published weights
       (`https://download.pytorch.org/models/...`, given literally or through a
       module-level name or dict of such URLs, `model_urls[arch]`): they hold CPU
@@ -206,6 +218,7 @@ class LoadWithoutMapLocation(Rule):
         # file names this module saves CPU tensors to, and the loads of named files
         self._cpu_dumps: Set[str] = set()
         self._loads_of_named_files: List[Tuple[cst.Call, str, Fix, str]] = []
+        self._datasets: Set[str] = set()  # classes of this file that are torch Datasets
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # module-level `model_urls = {"resnet18": "https://download.pytorch.org/..."}`
@@ -232,9 +245,11 @@ class LoadWithoutMapLocation(Rule):
             saved_to = node.args[0].value
         if saved_to is not None:
             self.ctx.function_scope().note("saved to", set).update(_file_keys(saved_to))
-            name = _file_name(saved_to)
-            if name and qualified in SAVERS and moves_to_cpu(node.args[0].value):
-                self._cpu_dumps.add(name)  # torch.save(feats.cpu(), os.path.join(d, "feats.pth"))
+            path = self._opened_path(saved_to) or saved_to  # `with open(path, "wb") as f: torch.save(x, f)`
+            name = _file_name(path) or _path_tail(path)
+            if name and qualified in SAVERS and (moves_to_cpu(node.args[0].value) or self._in_dataset()):
+                # torch.save(feats.cpu(), os.path.join(d, "feats.pth")); a Dataset's own cache
+                self._cpu_dumps.add(name)
             return
         index = LOADERS.get(qualified or "")
         if index is None:
@@ -258,11 +273,39 @@ class LoadWithoutMapLocation(Rule):
         value = found[0] if found else '"cpu"'
         fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
             node, "map_location", value)
-        name = _file_name(source) if source is not None else None
+        name = (_file_name(source) or _path_tail(source)) if source is not None else None
         if name:  # decided at the end of the file: a function further down may dump it from the CPU
             self._loads_of_named_files.append((node, self.message.format(name=qualified), fix, name))
         else:
             self.report(node, self.message.format(name=qualified), fix=fix)
+
+    def _opened_path(self, handle: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """`path` of the enclosing `with open(path, "wb") as f:` that binds `handle` (`f`)."""
+        if not isinstance(handle, cst.Name):
+            return None
+        for outer in reversed(self.ctx.stack):
+            if isinstance(outer, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            if isinstance(outer, cst.With):
+                for item in outer.items:
+                    opened = item.item
+                    if isinstance(item.asname, cst.AsName) and isinstance(item.asname.name, cst.Name) \
+                            and item.asname.name.value == handle.value and isinstance(opened, cst.Call) \
+                            and dotted_name(opened.func) == "open" and opened.args:
+                        return opened.args[0].value
+        return None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # bases resolved where the class is defined (a method may rebind `data` locally)
+        if any((self.ctx.resolve(base.value) or "").startswith("torch.utils.data.")
+               and (last_identifier(base.value) or "").endswith("Dataset") for base in node.bases):
+            self._datasets.add(node.name.value)
+
+    def _in_dataset(self) -> bool:
+        """In a method of a `torch.utils.data.Dataset` (data-pipeline code: its caches
+        hold the CPU data it read, MNIST-M's processed files)."""
+        info = self.ctx.current_class
+        return info is not None and info.name in self._datasets
 
     def _note_project_save(self, call: cst.Call) -> None:
         """`stopper(val_loss, model, path)` where `stopper` is an `EarlyStopping` of the
