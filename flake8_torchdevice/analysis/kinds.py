@@ -131,6 +131,15 @@ _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|gen
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
 
 
+def _may_narrow(test: cst.BaseExpression) -> bool:
+    """`isinstance(...)` or `....is_tensor(...)`, alone or in an `and`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _may_narrow(test.left) or _may_narrow(test.right)
+    return isinstance(test, cst.Call) and (
+        (isinstance(test.func, cst.Name) and test.func.value == "isinstance")
+        or (isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_tensor"))
+
+
 @dataclass
 class ScopeKinds:
     """One function's (or the module's) kinds, in statement order."""
@@ -157,6 +166,7 @@ class ValueKinds:
         # (class, attribute) -> the kinds `self.<attribute> = ...` in the class's `__init__` assigned
         self.attributes: Dict[Tuple[str, str], List[Optional[str]]] = {}
         self._run_time = False  # `is_fixed_at_run_time`: no method counts as construction time
+        self._narrowing = 0  # enclosing `if` tests that may narrow a name to a tensor
 
     # ------------------------------------------------------------ queries
 
@@ -199,6 +209,8 @@ class ValueKinds:
     def _narrowed_to_tensor(self, dotted: str) -> bool:
         """Inside `if torch.is_tensor(x):` or `if isinstance(x, torch.Tensor):` (also one
         operand of an `and`), in this function: `x` holds a tensor there."""
+        if not self._narrowing:
+            return False  # most code: no such test around, no walk up the stack
         stack = self.ctx.stack
         for index in range(len(stack) - 2, -1, -1):
             node = stack[index]
@@ -207,6 +219,12 @@ class ValueKinds:
             if isinstance(node, cst.If) and stack[index + 1] is node.body and self._tests_tensor(node.test, dotted):
                 return True
         return False
+
+    def visit_If(self, node: cst.If) -> None:
+        self._narrowing += _may_narrow(node.test)
+
+    def leave_If(self, node: cst.If) -> None:
+        self._narrowing -= _may_narrow(node.test)
 
     def _tests_tensor(self, test: cst.BaseExpression, dotted: str) -> bool:
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):

@@ -397,17 +397,19 @@ class FactoryWithoutDevice(Rule):
         entry = frame.pending.get(name)
         if entry is not None and entry[1] is not statement:
             del frame.pending[name]  # rebound to something else: forget the old tensor
-        read = list(_names_read(value))
-        made = any(n in frame.pending or n in frame.made_here for n in read) \
-            or self.ctx.kinds.is_fixed_tensor(value, True)
-        (frame.made_here.add if made else frame.made_here.discard)(name)
-        derived = (frame.strict or frame.helper) and not made and self._reads_inputs(read)
-        (frame.derived.add if derived else frame.derived.discard)(name)
-        if name in frame.tensor_params and not derived and (frame.strict or frame.helper) and not made:
-            # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
-            # computed from the inputs is no longer the caller's tensor (a new CPU tensor
-            # is `pending` instead)
-            frame.tensor_params = frame.tensor_params - {name}
+        derived = False
+        if frame.strict or frame.helper:  # where inputs are tensors: what is made here, what follows them
+            read = list(_names_read(value))
+            made = any(n in frame.pending or n in frame.made_here for n in read) \
+                or self.ctx.kinds.is_fixed_tensor(value, True)
+            (frame.made_here.add if made else frame.made_here.discard)(name)
+            derived = not made and self._reads_inputs(read)
+            (frame.derived.add if derived else frame.derived.discard)(name)
+            if name in frame.tensor_params and not derived and not made:
+                # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
+                # computed from the inputs is no longer the caller's tensor (a new CPU tensor
+                # is `pending` instead)
+                frame.tensor_params = frame.tensor_params - {name}
         if self._is_device_tensor(value) or (derived and self._computes_a_tensor(value)):
             frame.device_tensors.add(name)
         else:
@@ -1023,12 +1025,15 @@ class UnregisteredTensorAttribute(Rule):
                 if method.name in ("forward", "__call__") and _CACHE_WORDS.search(text_of(method)) \
                         and _builds_cache_once(method):
                     return True
-        built = _ast_called_from_init(methods)
-        if any(_ast_stores_tensor_argument(methods[name]) for name in built if name in methods):
-            return True
+        text = text_of(node)
         factory_words = _class_trigger_words(aliases)
-        if not factory_words.search(text_of(node)):
-            return False
+        if not factory_words.search(text):
+            # `def __init__(self, points: Tensor)` ... `self.points = points`
+            return bool(_TENSOR_ARGUMENT_WORDS.search(text)) and any(
+                _ast_stores_tensor_argument(methods[name]) for name in _ast_called_from_init(methods))
+        built = _ast_called_from_init(methods)
+        if any(_ast_stores_tensor_argument(methods[name]) for name in built):
+            return True
         # methods that return a tensor they make (on any device), also through each other
         helpers: Set[str] = set()
         candidates = [m for m in methods.values() if factory_words.search(text_of(m))]
@@ -1143,6 +1148,7 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
+_TENSOR_ARGUMENT_WORDS = re.compile(r"\b__init__\([^)]*\bTensor\b")  # as the file trigger
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
