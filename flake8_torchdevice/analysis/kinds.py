@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Container, Dict, List, Optional, Protocol, Set, Tuple
+from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -58,6 +58,8 @@ class KindsContext(Protocol):
     def project_says(self, node: cst.CSTNode, question: str) -> object: ...
 
     def function_scope(self) -> Scope: ...
+
+    def enclosing_tests(self) -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]: ...
 
 
 TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"
@@ -211,14 +213,8 @@ class ValueKinds:
         operand of an `and`), in this function: `x` holds a tensor there."""
         if not self._narrowing:
             return False  # most code: no such test around, no walk up the stack
-        stack = self.ctx.stack
-        for index in range(len(stack) - 2, -1, -1):
-            node = stack[index]
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            if isinstance(node, cst.If) and stack[index + 1] is node.body and self._tests_tensor(node.test, dotted):
-                return True
-        return False
+        return any(isinstance(node, cst.If) and in_body and self._tests_tensor(test, dotted)
+                   for node, test, in_body in self.ctx.enclosing_tests())
 
     def visit_If(self, node: cst.If) -> None:
         self._narrowing += _may_narrow(node.test)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -247,6 +247,22 @@ class Analyzer(cst.CSTVisitor):
     @property
     def current_function(self) -> Optional[cst.FunctionDef]:
         return self.functions[-1] if self.functions else None
+
+    def enclosing_tests(self) -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]:
+        """The `if` statements and expressions around the node being visited, innermost
+        first, up to the enclosing function: (the `If`/`IfExp`, its test, True in its body
+        or False in its `else`)."""
+        stack = self.stack
+        for index in range(len(stack) - 2, -1, -1):
+            node = stack[index]
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return
+            if isinstance(node, (cst.If, cst.IfExp)):
+                child = stack[index + 1]
+                if child is node.body:
+                    yield node, node.test, True
+                elif child is node.orelse:
+                    yield node, node.test, False
 
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         """The parent (depth=1), grandparent (2), ... of the node being visited."""

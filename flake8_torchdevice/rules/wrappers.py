@@ -238,18 +238,7 @@ class WrapBeforeMove(Rule):
         """In an arm that only runs where CUDA is certainly absent (the `else:` of
         `torch.cuda.is_available()`), not one a user flag chose (`if ctx == "cpu":`, EduNLP's
         `set_device`): with GPUs present, DataParallel still uses them."""
-        stack = self.ctx.stack
-        for index in range(len(stack) - 2, -1, -1):
-            node = stack[index]
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            if isinstance(node, (cst.If, cst.IfExp)):
-                child = stack[index + 1]
-                if child is node.body and self.ctx.guards.cuda_absent(node.test, True):
-                    return True
-                if child is node.orelse and self.ctx.guards.cuda_absent(node.test, False):
-                    return True
-        return False
+        return any(self.ctx.guards.cuda_absent(test, in_body) for _, test, in_body in self.ctx.enclosing_tests())
 
     def _moved_as_wrapped(self, node: cst.Call) -> bool:
         """`DDP(model).to(device)`, `DDP(model).cuda()`: the wrapper moved in the same expression."""
