@@ -30,13 +30,19 @@ Read bottom-up, each module a layer of the model:
   the class it was built from, or unknown. Flow-sensitive: rebinding, tuple
   unpacking, loop and `with` targets, comprehensions, and narrowing (inside
   `if torch.is_tensor(x):` / `if isinstance(x, torch.Tensor):`, `x` is a tensor);
+- `origins`: where each tensor of a function comes from, and what the function is
+  for: its role (device-sensitive code such as `forward` or a loss, a plain helper
+  receiving tensors, or neither: builders, data pipelines), its inputs (parameters that
+  may hold the caller's tensors), the locals derived from them or made here, the names
+  on a run-time device, the device values in scope, and the new CPU tensors whose fate
+  a rule follows. Kept only when an enabled rule reads it;
 - `classes`: per class, whether it is an `nn.Module` (its base may be in another
   file), what each method assigns to `self`, registers, reads and returns, which
   methods run while it is built;
 - `walker`: `Analyzer`, the traversal that keeps all of the above current and
   dispatches each node to the rules. Its queries: `resolve`, `import_reference`,
   `project_says` (and `project_question`, the same question asked only when a rule
-  needs the answer later), `kinds.kind_of`, `function_scope().moved`, `guarded`,
+  needs the answer later), `kinds.kind_of`, `function_scope().moved`, `origins.current`, `guarded`,
   `cpu_only`, `current_class`, `device_in_scope`.
 
 Unknown is an answer: a rule that needs a fact the model does not have does not report.

@@ -26,6 +26,7 @@ from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel, is_cuda_only_path, is_exit_statement
 from .kinds import ValueKinds
+from .origins import TensorOrigins
 from .project import ProjectIndex
 from .scopes import Scope, import_fallback_names
 from .syntax import block_statements, dotted_name, last_identifier
@@ -169,16 +170,21 @@ class Analyzer(cst.CSTVisitor):
         self.class_facts = ClassFacts(self)
         self._device_finder: Optional[DeviceFinder] = None
         self._can_add_device: Optional[bool] = None
+        self.origins = TensorOrigins(self)
         self.rules = list(rules_factory(self))
         self._visitors: Dict[str, List[Callable]] = {}
         self._leavers: Dict[str, List[Callable]] = {}
         self._scope_leavers = [rule.leave_scope for rule in self.rules if hasattr(rule, "leave_scope")]
-        # The facts are brought up to date before the rules visit a node and after they leave it.
-        for rule in (self.kinds, self.class_facts, *self.rules):
+        # The facts are brought up to date before the rules visit a node and after they leave it;
+        # origins only when a rule reads them.
+        facts = [self.kinds, self.class_facts]
+        if any(getattr(rule, "uses_origins", False) for rule in self.rules):
+            facts.append(self.origins)
+        for rule in (*facts, *self.rules):
             for attr in dir(type(rule)):
                 if attr.startswith("visit_"):
                     self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
-        for rule in (*self.rules, self.class_facts, self.kinds):
+        for rule in (*self.rules, *reversed(facts)):
             for attr in dir(type(rule)):
                 if attr.startswith("leave_"):
                     self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
@@ -219,7 +225,7 @@ class Analyzer(cst.CSTVisitor):
         the whole tree alive until Python's cyclic garbage collector runs (libcst's trees
         are large: several held at once were most of the plugin's peak memory). Without
         those references the tree is freed as soon as its last finding is reported."""
-        for fact in (self.kinds, self.class_facts, *self.rules):
+        for fact in (self.kinds, self.class_facts, self.origins, *self.rules):
             fact.__dict__.clear()
         self.__dict__.clear()
 

@@ -196,6 +196,9 @@ class Rule:
     # may hold a finding. The fast path keeps such a class whole (with its base classes
     # in the file); the rule's `triggers` only decide whether the file is parsed at all.
     keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str], Callable[[ast.AST], str]], bool]]] = None
+    # Rules that query `ctx.origins` (analysis/origins.py): the analyzer keeps those facts
+    # only when an enabled rule reads them.
+    uses_origins: ClassVar[bool] = False
     # Examples, also run as tests: code without findings, and code whose lines marked
     # `# expect: CODE` carry exactly those findings.
     VALID: ClassVar[List[str]] = []

@@ -12,22 +12,16 @@ import libcst as cst
 from ..analysis import (
     dotted_name,
     has_star_kwargs,
-    is_cuda_literal,
-    is_device_move,
-    is_device_name,
-    is_static_or_class_method,
     keyword,
     last_identifier,
     method_call,
-    move_target,
-    moves_to_cpu,
     number_value,
-    parameter_names,
     positional_args,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
+from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
 from ..analysis.syntax import ast_definitions, walk_ast
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, subscript_key
 from .base import CallTrigger, Fix, Rule, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -36,57 +30,14 @@ NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
 
 # Methods that move a tensor (or say explicitly where it lives).
 MOVERS = {"to", "cuda", "type_as", "cpu", "pin_memory"}
-# Calls that take a CPU tensor on purpose: registration, or conversion to Python.
 # Tensor methods that take a tensor from any device: copies across devices.
 _CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as"}
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
-NEUTRAL_CALLEES = {"register_buffer", "Parameter", "Buffer", "int", "float", "bool", "len", "list",
-                   "tuple", "str", "print", "range", "enumerate", "isinstance", "repr", "format",
-                   "manual_seed", "set_rng_state", "Generator", "sorted", "max", "min", "sum", "zip",
-                   "append", "extend", "warn", "info", "debug", "setattr", "assert_close", "allclose",
-                   # torch functions that treat each tensor on its own device
-                   "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "is_tensor", "result_type",
-                   "numel", "is_floating_point", "is_complex"}
-
-_LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
-# Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
-_BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
-_LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 _NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim", re.I)
-# Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
-_DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
-                               r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
-_INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 # Where a factory's value is used, seen from the factory outwards.
 MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
-
-
-@dataclass
-class _Frame:
-    """One function being walked (or the module)."""
-
-    node: cst.CSTNode
-    strict: bool  # device-sensitive code: any use that mixes devices is reported
-    method_name: Optional[str] = None
-    # name -> (factory call, the Assign that bound it): a CPU tensor not used yet
-    pending: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
-    device_tensors: Set[str] = field(default_factory=set)  # names of tensors moved to a device
-    device_names: List[str] = field(default_factory=list)  # device-aware values in scope
-    params: List[str] = field(default_factory=list)
-    tensor_params: Set[str] = field(default_factory=set)  # parameters that may hold tensors
-    returns_to_caller: bool = False  # forward / loss: the return value leaves the module
-    # a plain function receiving tensors: mixing a new CPU tensor with a parameter known to
-    # be a tensor (annotated, or used with a tensor-only method) is reported
-    helper: bool = False
-    # locals computed from the inputs (`x_cov = torch.cov(x.T)`, `y = batch["y"]`): a
-    # tensor among them lives where the inputs live
-    derived: Set[str] = field(default_factory=set)
-    made_here: Set[str] = field(default_factory=set)  # locals computed from tensors made here
-    # copies its tensor input into a CPU tensor it made (`buf.narrow(1, 0, n).copy_(img)`):
-    # host-side work on purpose, like `.numpy()` (stable-diffusion's and BasicSR's imresize)
-    copies_input_to_host: bool = False
 
 
 @dataclass
@@ -225,6 +176,7 @@ class FactoryWithoutDevice(Rule):
     triggers = r"\b(?:" + "|".join(FACTORIES) + r")\b"
     trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor")
     call_trigger = CallTrigger(frozenset(FACTORIES), frozenset({"device", None}))
+    uses_origins = True
 
     VALID = [
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
@@ -247,17 +199,11 @@ class FactoryWithoutDevice(Rule):
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
-        self._frames: List[_Frame] = []
         self._classes: List[_ClassFrame] = []
-        self._device_blocks = 0  # depth of `with torch.device(...):` blocks
-        self._device_withs: Set[int] = set()
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
         self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
 
     # ------------------------------------------------------------ frames
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._frames.append(_Frame(node, strict=False))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(_ClassFrame(node))
@@ -271,52 +217,9 @@ class FactoryWithoutDevice(Rule):
             if method_name not in init_time:
                 self.report(call, message, fix=fix)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        name = node.name.value
-        info = self.ctx.current_class if self.ctx.scope.kind == "class" else None
-        params = parameter_names(node)
-        device_names = [p for p in params if is_device_name(p)]
-        tensor_params = {p for p in _maybe_tensor_params(node) if p not in device_names}
-        # Device-sensitive code receives tensors: forward-like methods of an nn.Module
-        # (not __init__ and its helpers), and loss/metric/sampling functions.
-        strict = False
-        method_name = None
-        if not tensor_params or _INIT_TIME_RE.search(name) or _BUILDER_RE.search(name):
-            pass
-        elif info is not None and name != "__init__" and not is_static_or_class_method(node):
-            if info.is_module:
-                strict, method_name = True, name
-            elif _LOSS_CLASS_RE.search(info.node.name.value):
-                strict = True
-        elif info is None and _LOSS_FUNCTION_RE.search(name):
-            strict = True
-        outer = self._frames[-1] if self._frames else None
-        if info is None and isinstance(getattr(outer, "node", None), cst.FunctionDef) and outer.strict:
-            # a function nested in forward closes over forward's tensors
-            strict, method_name = True, outer.method_name
-            tensor_params = tensor_params | (outer.tensor_params - set(params))
-            device_names = outer.device_names + device_names
-        frame = _Frame(node, strict=strict, method_name=method_name, params=params)
-        frame.returns_to_caller = strict and (method_name is None or name in ("forward", "__call__"))
-        # a plain function, or a method of a class that is neither a module nor a data
-        # pipeline (torchrl's `TensorSpec.is_in(self, val)`)
-        # (not its dunders: `__call__` of a transform class, `__getitem__` of a dataset)
-        plain = info is None or (not info.is_module and not is_static_or_class_method(node)
-                                 and not (name.startswith("__") and name.endswith("__"))
-                                 and not _DATA_PIPELINE_RE.search(info.node.name.value)
-                                 and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
-        frame.helper = (not strict and plain and bool(tensor_params) and not _INIT_TIME_RE.search(name)
-                        and not _BUILDER_RE.search(name) and not _DATA_PIPELINE_RE.search(name))
-        frame.device_names = device_names
-        frame.tensor_params = tensor_params
-        self._frames.append(frame)
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._frames.pop()
-
     @property
-    def _frame(self) -> _Frame:
-        return self._frames[-1]
+    def _frame(self) -> FunctionOrigins:
+        return self.ctx.origins.current
 
     # ------------------------------------------------------------ events
 
@@ -325,7 +228,7 @@ class FactoryWithoutDevice(Rule):
         # in the `else:` arm of a CUDA test every tensor is on the CPU
         if factory is None or self.ctx.cpu_only or self._has_device(node) or self._default_device_is_set():
             return
-        if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.tensor_params) and not self._is_bound():
+        if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.inputs) and not self._is_bound():
             return  # a 0-dim tensor mixes with any device, except as a clamp bound
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._follow(node, node)
@@ -349,89 +252,26 @@ class FactoryWithoutDevice(Rule):
                 return False
             name = last_identifier(call.func) or ""
             if name in _BOUNDED_CALLS:
-                method = isinstance(call.func, cst.Attribute) and not _is_tensor_op(self.ctx.resolve(call.func))
+                method = isinstance(call.func, cst.Attribute) and not is_tensor_op(self.ctx.resolve(call.func))
                 return method or arg.keyword is not None or call.args.index(arg) > 0
-            if not _is_tensor_op(self.ctx.resolve(call.func)):
+            if not is_tensor_op(self.ctx.resolve(call.func)):
                 return False
             depth += 2
 
     def visit_Name(self, node: cst.Name) -> None:
-        pending = self._frame.pending.get(node.value)
+        pending = self._frame.new_tensors.get(node.value)
         if pending is None or not self._is_load(node):
             return
         if any(outer is pending[1] for outer in self.ctx.stack):
             return  # `t = torch.tensor([t])`: the name read in the statement binding it is the old t
         self._follow(node, pending[0])
 
-    def leave_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
-                pairs = zip(target.target.elements, node.value.elements)  # x, y = x.to(d), y.to(d)
-                for name_element, value_element in pairs:
-                    self._bind(name_element.value, value_element.value, node)
-            else:
-                self._bind(target.target, node.value, node)
-
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
         # an accumulator: `correct = torch.zeros(1)`, then `correct += (pred == y).sum()`
         target = node.target
-        if isinstance(target, cst.Name) and target.value in self._frame.pending \
-                and self._involves_tensor_operand(node.value):
-            self._report(self._frame.pending.pop(target.value)[0], node.value)
-
-    def leave_Expr(self, node: cst.Expr) -> None:
-        # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
-        target = move_target(node.value)
-        if target is not None:
-            self._frame.device_tensors.add(target)
-        copied = method_call(node.value, "copy_")
-        if copied is not None and node.value.args and self._frame.helper \
-                and _root_name(copied) in self._frame.made_here \
-                and self._reads_inputs(list(_names_read(node.value.args[0].value))):
-            self._frame.copies_input_to_host = True
-
-    def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
-        if not isinstance(target, cst.Name):
-            return
-        frame, name = self._frame, target.value
-        entry = frame.pending.get(name)
-        if entry is not None and entry[1] is not statement:
-            del frame.pending[name]  # rebound to something else: forget the old tensor
-        derived = False
-        if frame.strict or frame.helper:  # where inputs are tensors: what is made here, what follows them
-            read = list(_names_read(value))
-            made = any(n in frame.pending or n in frame.made_here for n in read) \
-                or self.ctx.kinds.is_fixed_tensor(value, True)
-            (frame.made_here.add if made else frame.made_here.discard)(name)
-            derived = not made and self._reads_inputs(read)
-            (frame.derived.add if derived else frame.derived.discard)(name)
-            if name in frame.tensor_params and not derived and not made:
-                # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
-                # computed from the inputs is no longer the caller's tensor (a new CPU tensor
-                # is `pending` instead)
-                frame.tensor_params = frame.tensor_params - {name}
-        if self._is_device_tensor(value) or (derived and self._computes_a_tensor(value)):
-            frame.device_tensors.add(name)
-        else:
-            frame.device_tensors.discard(name)
-        if self._is_device_value(value) and not is_device_move(value):
-            frame.device_names.append(name)
-
-    def _computes_a_tensor(self, value: cst.CSTNode) -> bool:
-        """A tensor by the model's kinds, or the result of a torch op (`torch.cov(x.T)`)."""
-        if isinstance(value, cst.Call) and _is_tensor_op(self.ctx.resolve(value.func)):
-            name = (self.ctx.resolve(value.func) or "").rsplit(".", 1)[-1]
-            return not name.startswith(_NOT_TENSOR_OP_PREFIXES) and name not in _NOT_TENSOR_OPS
-        return self.ctx.kinds.is_tensor(value)
-
-    def _reads_inputs(self, read: List[str]) -> bool:
-        """Do the names a value reads (`_names_read`) compute it from the function's
-        tensor inputs (a parameter that may hold a tensor, or a local computed from one),
-        other than for a size or on the CPU (`x.shape[0]`, `len(x)`, `x.cpu()`)?"""
-        frame = self._frame
-        if any(isinstance(name, _CpuOrSize) for name in read):
-            return False
-        return any(name in frame.tensor_params or name in frame.derived for name in read)
+        if isinstance(target, cst.Name) and target.value in self._frame.new_tensors \
+                and self.ctx.origins.involves_input(node.value):
+            self._report(self._frame.new_tensors.pop(target.value)[0], node.value)
 
     # ------------------------------------------------------------ the factory's fate
 
@@ -441,16 +281,16 @@ class FactoryWithoutDevice(Rule):
         fate, assigned = self._fate(expr)
         frame = self._frame
         if fate in (BAD, MOVED) and isinstance(expr, cst.Name):
-            frame.pending.pop(expr.value, None)
+            frame.new_tensors.pop(expr.value, None)
         if fate == BAD:
             self._report(factory, self._partner)
         elif assigned is not None:
-            frame.pending[assigned[0]] = (factory, assigned[1])
+            self.ctx.origins.follow(assigned[0], factory, assigned[1])
 
     def _fate(self, expr: cst.CSTNode) -> Tuple[str, Optional[Tuple[str, cst.CSTNode]]]:
         """Walk up from `expr` through the expressions that keep its device
         (`.view()`, `* 2`, `[...]`) to the first place that decides."""
-        strict = self._frame.strict
+        sensitive = self._frame.sensitive
         child = expr
         depth = 1
         while True:
@@ -482,7 +322,7 @@ class FactoryWithoutDevice(Rule):
                 return NEUTRAL, None  # indexing with a CPU index tensor is allowed
             if isinstance(parent, cst.Subscript):
                 masks = [e.slice.value for e in parent.slice
-                         if isinstance(e.slice, cst.Index) and self._involves_tensor_operand(e.slice.value)]
+                         if isinstance(e.slice, cst.Index) and self.ctx.origins.involves_input(e.slice.value)]
                 if masks:
                     self._partner = masks[0]
                     return BAD, None  # cpu_t[mask] with a mask computed from a device tensor
@@ -495,7 +335,7 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, cst.BinaryOperation):
                 other = parent.right if parent.left is child else parent.left
-                if self._is_tensor_operand(other):
+                if self.ctx.origins.is_input_tensor(other):
                     self._partner = other
                     return BAD, None
                 child, depth = parent, depth + 1  # arithmetic with numbers or unknowns
@@ -504,7 +344,7 @@ class FactoryWithoutDevice(Rule):
                 comparison = parent if isinstance(parent, cst.Comparison) else self.ctx.parent(depth + 1)
                 if isinstance(comparison, cst.Comparison):
                     others = [comparison.left] + [target.comparator for target in comparison.comparisons]
-                    met = [other for other in others if other is not child and self._is_tensor_operand(other)]
+                    met = [other for other in others if other is not child and self.ctx.origins.is_input_tensor(other)]
                     if met:
                         self._partner = met[0]
                         return BAD, None  # x == torch.arange(n): compared across devices
@@ -523,8 +363,8 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, (cst.Element, cst.StarredElement)):
                 container = self.ctx.parent(depth + 1)
-                if (not strict and isinstance(container, (cst.List, cst.Tuple))
-                        and any(self._is_device_tensor(e.value) for e in container.elements)):
+                if (not sensitive and isinstance(container, (cst.List, cst.Tuple))
+                        and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
                     return BAD, None
                 child, depth = container, depth + 2
                 continue
@@ -538,11 +378,11 @@ class FactoryWithoutDevice(Rule):
                     return NEUTRAL, None  # self.x = ...: an attribute, not a local; tuples and subscripts: unsure
                 return NEUTRAL, (targets[0].value, parent)
             if isinstance(parent, cst.AugAssign):
-                return (BAD if strict and child is parent.value else NEUTRAL), None
+                return (BAD if sensitive and child is parent.value else NEUTRAL), None
             if isinstance(parent, (cst.Return, cst.Yield)):
                 # What forward (or a loss) returns meets the caller's tensors; what a
                 # helper method returns is judged where forward uses it, which we do not follow.
-                return (BAD if strict and self._frame.returns_to_caller else NEUTRAL), None
+                return (BAD if sensitive and self._frame.returns_to_caller else NEUTRAL), None
             return NEUTRAL, None
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
@@ -560,10 +400,10 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
-        if self._is_device_tensor(call.func):
+        if self.ctx.origins.is_on_device(call.func):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
-        tensor_op = _is_tensor_op(self.ctx.resolve(call.func))
-        if tensor_op or self._frame.strict:
+        tensor_op = is_tensor_op(self.ctx.resolve(call.func))
+        if tensor_op or self._frame.sensitive:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
             others = [a.value for a in call.args if a is not arg]
             if isinstance(arg.value, (cst.List, cst.Tuple)):
@@ -573,7 +413,7 @@ class FactoryWithoutDevice(Rule):
             for other in others:
                 elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
                 values = [e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e for e in elements]
-                met = [value for value in values if self._is_tensor_operand(value)]
+                met = [value for value in values if self.ctx.origins.is_input_tensor(value)]
                 if met:
                     self._partner = met[0]
                     return BAD
@@ -581,107 +421,23 @@ class FactoryWithoutDevice(Rule):
             return None
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and callee not in _CROSS_DEVICE_METHODS and self.ctx.kinds.is_tensor(receiver) \
-                and self._is_tensor_operand(receiver):
+                and self.ctx.origins.is_input_tensor(receiver):
             # x.index_select(0, torch.arange(n)), x.masked_fill(mask, v): a method of a tensor
             # on the model's device takes its tensor arguments on that device
             self._partner = receiver
             return BAD
-        return BAD if self._frame.strict else NEUTRAL
+        return BAD if self._frame.sensitive else NEUTRAL
 
     # ------------------------------------------------------------ value kinds
 
     def _has_device(self, call: cst.Call) -> bool:
         """device= given, maybe through **kwargs, or a `with torch.device(d):` block around it."""
-        return keyword(call, "device") is not None or has_star_kwargs(call) or self._device_blocks > 0
-
-    def visit_With(self, node: cst.With) -> None:
-        if any(isinstance(item.item, cst.Call) and self.ctx.resolve(item.item.func) == "torch.device"
-               for item in node.items):
-            self._device_blocks += 1
-            self._device_withs.add(id(node))
-
-    def leave_With(self, node: cst.With) -> None:
-        if id(node) in self._device_withs:
-            self._device_withs.discard(id(node))
-            self._device_blocks -= 1
-
-    def _is_device_value(self, node: cst.CSTNode) -> bool:
-        """A device chosen at run time: `x.device`, `device`, `torch.device(name)`."""
-        if isinstance(node, cst.Attribute) and node.attr.value == "device":
-            # ... unless it is the device of a CPU tensor made here: torch.zeros(n, device=t.device)
-            return not (isinstance(node.value, cst.Name) and node.value.value in self._frame.pending)
-        identifier = last_identifier(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if identifier is not None and is_device_name(identifier):
-            return True
-        if isinstance(node, cst.Call) and self.ctx.resolve(node.func) == "torch.device":
-            return bool(node.args) and not is_cuda_literal(node.args[0].value)
-        return False
-
-    def _is_device_tensor(self, node: cst.CSTNode) -> bool:
-        """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
-        `torch.zeros(n, device=device)`, or a local name bound to one."""
-        if moves_to_cpu(node):
-            return False  # `mask.cpu()`: host-side work on purpose
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            return dotted_name(node) in self._frame.device_tensors
-        if is_device_move(node):
-            receiver = method_call(node, "to", "cuda")
-            assert isinstance(node, cst.Call)
-            if node.func.attr.value == "to" and keyword(node, "device") is None \
-                    and is_dtype(node.args[0].value, self.ctx.resolve):
-                return self._is_device_tensor(receiver)  # values.to(torch.float32) changes the dtype only
-            return not (isinstance(receiver, cst.Name) and receiver.value == "self")
-        if isinstance(node, cst.Call) and FACTORY_NAMES.get(self.ctx.resolve(node.func) or ""):
-            device = keyword(node, "device")
-            return device is not None and (self._is_device_value(device.value) or is_cuda_literal(device.value))
-        if isinstance(node, cst.BinaryOperation):
-            return self._is_device_tensor(node.left) or self._is_device_tensor(node.right)
-        if isinstance(node, cst.Comparison):
-            return self._is_device_tensor(node.left) or any(
-                self._is_device_tensor(target.comparator) for target in node.comparisons)
-        if isinstance(node, cst.Subscript):
-            return self._is_device_tensor(node.value)
-        if isinstance(node, cst.Call):
-            # computed from a device tensor: `logits.argmax(1)`, `model(images)` of moved images
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON \
-                    and self._is_device_tensor(node.func.value):
-                return True
-            callee = last_identifier(node.func) or ""
-            return (callee not in NEUTRAL_CALLEES and not self.ctx.resolve(node.func)
-                    and any(arg.keyword is None and self._is_device_tensor(arg.value) for arg in node.args))
-        return False
-
-    def _is_tensor_operand(self, node: cst.CSTNode) -> bool:
-        """Known to be a tensor on the model's device: a device tensor anywhere, in
-        device-sensitive code also a tensor parameter (`x` of `forward(self, x)`), and in
-        a plain helper a parameter known to be a tensor (`x: Tensor`, `x.size(0)`)."""
-        if self._is_device_tensor(node):
-            return True
-        frame = self._frame
-        if not isinstance(node, cst.Name) or node.value not in frame.tensor_params or node.value in frame.pending:
-            return False  # a parameter rebound to a new CPU tensor is no longer the caller's
-        return frame.strict or (frame.helper and self.ctx.kinds.is_tensor(node))
+        return keyword(call, "device") is not None or has_star_kwargs(call) or self.ctx.origins.in_device_block
 
     def _is_known_tensor(self, node: cst.CSTNode) -> bool:
         """A tensor operand that is certainly a tensor, not just a parameter of forward
         that may hold one (`.view(h, 1)` of a size `h`)."""
-        return self._is_device_tensor(node) or (self._is_tensor_operand(node) and self.ctx.kinds.is_tensor(node))
-
-    def _involves_tensor_operand(self, node: cst.CSTNode) -> bool:
-        """A tensor operand, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""
-        if self._is_tensor_operand(node):
-            return True
-        if isinstance(node, cst.Comparison):
-            return self._involves_tensor_operand(node.left) or any(
-                self._involves_tensor_operand(target.comparator) for target in node.comparisons)
-        if isinstance(node, cst.BinaryOperation):
-            return self._involves_tensor_operand(node.left) or self._involves_tensor_operand(node.right)
-        if isinstance(node, cst.UnaryOperation):
-            return self._involves_tensor_operand(node.expression)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value not in TO_PYTHON:
-            return self._involves_tensor_operand(node.func.value)
-        return False
+        return self.ctx.origins.is_on_device(node) or (self.ctx.origins.is_input_tensor(node) and self.ctx.kinds.is_tensor(node))
 
     def _is_load(self, node: cst.Name) -> bool:
         parent = self.ctx.parent()
@@ -703,7 +459,7 @@ class FactoryWithoutDevice(Rule):
         found = self._device_for_fix(call, partner)
         fix = Fix().add_keyword(call, "device", found[0]) if found else None
         frame = self._frame
-        if frame.copies_input_to_host and not frame.strict:
+        if frame.copies_input_to_host and not frame.sensitive:
             return  # CPU work on purpose
         if frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
@@ -721,15 +477,15 @@ class FactoryWithoutDevice(Rule):
         device is added: None when none is known."""
         frame = self._frame
         met = self._tensor_parameter_in(partner) if partner is not None else None
-        inputs = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
+        inputs = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
         return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
-                              inputs=inputs if frame.strict else (), add=False, tensor_parameters=False)
+                              inputs=inputs if frame.sensitive else (), add=False, tensor_parameters=False)
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
         frame = self._frame
         if isinstance(node, cst.Name):
-            usable = node.value in frame.tensor_params and node.value not in frame.pending
+            usable = node.value in frame.inputs and node.value not in frame.new_tensors
             return node.value if usable else None
         if isinstance(node, cst.Attribute):
             return self._tensor_parameter_in(node.value)
@@ -751,97 +507,11 @@ class FactoryWithoutDevice(Rule):
         if frame.device_names:
             return f"pass device={frame.device_names[-1]}"
         # The first parameter that can be a tensor: not `model`, `args`, `loader`, ...
-        tensors = [p for p in frame.params if p in frame.tensor_params and not _NOT_A_TENSOR_RE.search(p)]
+        tensors = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
         if tensors:
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
         return "pass device=<tensor>.device of a tensor already on the right device"
-
-
-# torch.<name>(...) that do not compute a tensor from their arguments.
-_NOT_TENSOR_OP_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_")
-_NOT_TENSOR_OPS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
-                             "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
-                             "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype"})
-
-
-class _CpuOrSize(str):
-    """A marker `_names_read` yields for `.cpu()`, `.numpy()`, `.shape`, `len(...)`."""
-
-
-_SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
-
-
-def _root_name(node: cst.CSTNode) -> Optional[str]:
-    """`buf` of `buf`, `buf.narrow(1, 0, n)`, `buf[0]`."""
-    while True:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Call):
-            node = node.func
-        elif isinstance(node, (cst.Attribute, cst.Subscript)):
-            node = node.value
-        else:
-            return None
-
-
-def _casts_to_cpu_type(call: cst.Call) -> bool:
-    """`x.type(torch.LongTensor)`: a CPU tensor type moves the tensor to the CPU."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "type" and call.args):
-        return False
-    name = dotted_name(call.args[0].value) or ""
-    return name.endswith("Tensor") and ".cuda." not in name and name.startswith(("torch.", "th."))
-
-
-def _names_read(node: cst.CSTNode):
-    """The names an expression reads, in order; a `_CpuOrSize` marker where it reads a
-    size or a host copy (`x.shape`, `x.size(0)`, `len(x)`, `x.cpu()`)."""
-    if isinstance(node, cst.Name):
-        yield node.value
-        return
-    if isinstance(node, cst.Attribute):
-        if node.attr.value in _SIZE_OR_HOST:
-            yield _CpuOrSize(node.attr.value)
-            return
-        yield from _names_read(node.value)
-        return
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float"):
-        yield _CpuOrSize(node.func.value)
-        return
-    if isinstance(node, cst.Call) and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
-        yield _CpuOrSize("cpu")  # `x.to("cpu")`, `x.type(torch.LongTensor)`
-        return
-    if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-        return  # names there may be the comprehension's own
-    for child in node.children:
-        yield from _names_read(child)
-
-
-def _maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
-    """Parameters that may hold tensors: not self/cls, not annotated or defaulted as
-    plain Python numbers, strings or flags."""
-    names = []
-    params = function.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        name = param.name.value
-        if name in ("self", "cls"):
-            continue
-        annotation = param.annotation.annotation if param.annotation is not None else None
-        if annotation is not None and last_identifier(annotation) in ("int", "float", "bool", "str"):
-            continue
-        if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
-            continue
-        names.append(name)
-    return names
-
-
-def _is_tensor_op(qualified: Optional[str]) -> bool:
-    """`torch.cat`, `torch.where`, `torch.nn.functional.pad`: functions whose result
-    lives where their tensor arguments live."""
-    if not qualified or qualified.rsplit(".", 1)[-1].startswith("_"):
-        return False  # private ops keep their own conventions (nested sizes live on the CPU)
-    return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
-        "torch.nn.functional.")
 
 
 class UnregisteredTensorAttribute(Rule):

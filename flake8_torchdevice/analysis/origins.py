@@ -1,0 +1,394 @@
+"""Origins: where each tensor of a function comes from, and what the function is for.
+
+`TensorOrigins` follows the walk like `ValueKinds` (before the rules on the way down,
+after them on the way up) and keeps one `FunctionOrigins` per function being walked
+(and one for the module), in statement order:
+
+- the function's *role*: device-sensitive code (`sensitive`: methods of an `nn.Module`
+  that run after it is built, methods of loss/metric classes, functions named like a
+  loss, metric or sampling step, functions nested in one of them) or a plain *helper*
+  that receives tensors (any other function or method of a class that is not a module
+  or a data pipeline); builders, `__init__`-time methods and data pipelines are
+  neither: their tensors stay on the CPU on purpose;
+- *inputs*: the parameters that may hold the caller's tensors, as long as they are not
+  rebound to something else;
+- *derived*: locals computed from the inputs (`x_cov = torch.cov(x.T)`,
+  `y = batch["y"]`), other than for a size or on the host (`x.shape[0]`, `x.cpu()`):
+  a tensor among them lives where the inputs live;
+- *made_here*: locals computed from tensors the function made itself;
+- *on_device*: names known to hold a tensor (or module, moved in place) on a device
+  chosen at run time: `x.to(device)`, `torch.zeros(n, device=d)`, `x.cuda()`, and what is
+  computed from one (`model(x)`, `logits.argmax(1)`);
+- *device_names*: device-aware values bound so far (`device` parameters,
+  `d = x.device`, `torch.device(name)`);
+- *new_tensors*: locals that hold a CPU tensor made here by a factory without
+  `device=`, whose fate is still open (a rule that follows a factory's value to its
+  uses says so through `follow`; rebinding the name forgets it);
+- *copies_input_to_host*: the function copies its tensor input into a CPU tensor it
+  made (`buf.narrow(1, 0, n).copy_(img)`): host-side work on purpose.
+
+Queries: `current`, `is_on_device(expr)`, `is_input_tensor(expr)`, `involves_input(expr)`,
+`is_device_value(expr)`, `in_device_block`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Protocol, Set, Tuple
+
+import libcst as cst
+
+from .scopes import Scope
+
+from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
+from .kinds import FACTORIES, TO_PYTHON, KindsContext, ValueKinds, is_dtype
+from .syntax import (dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
+                     method_call, parameter_names)
+
+# Calls whose result is not a tensor computed on its arguments' device, or that accept
+# tensors from any device.
+NEUTRAL_CALLEES = frozenset({
+    "register_buffer", "Parameter", "Buffer", "int", "float", "bool", "len", "list", "tuple", "str", "print",
+    "range", "enumerate", "isinstance", "repr", "format", "manual_seed", "set_rng_state", "Generator", "sorted",
+    "max", "min", "sum", "zip", "append", "extend", "warn", "info", "debug", "setattr", "assert_close",
+    "allclose",
+    # torch functions that treat each tensor on its own device
+    "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "is_tensor", "result_type", "numel",
+    "is_floating_point", "is_complex"})
+
+# What a function's name says it is for.
+_LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
+# Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
+_BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
+_LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
+# Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
+_DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
+                               r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
+_INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+
+# torch.<name>(...) that do not compute a tensor from their arguments.
+_NOT_TENSOR_OP_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_")
+_NOT_TENSOR_OPS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
+                             "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
+                             "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype"})
+_SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
+_FACTORY_NAMES = frozenset(f"torch.{name}" for name in FACTORIES)
+
+
+@dataclass
+class FunctionOrigins:
+    """One function being walked (or the module)."""
+
+    node: cst.CSTNode
+    sensitive: bool = False  # device-sensitive code: any use that mixes devices is a bug
+    # a plain function receiving tensors: mixing a new CPU tensor with a parameter known to
+    # be a tensor (annotated, or used with a tensor-only method) is a bug
+    helper: bool = False
+    method_name: Optional[str] = None  # the module's method this code runs in
+    returns_to_caller: bool = False  # forward / loss: the return value leaves the module
+    params: List[str] = field(default_factory=list)
+    inputs: Set[str] = field(default_factory=set)  # parameters that may hold the caller's tensors
+    derived: Set[str] = field(default_factory=set)
+    made_here: Set[str] = field(default_factory=set)
+    on_device: Set[str] = field(default_factory=set)
+    device_names: List[str] = field(default_factory=list)
+    # name -> (factory call, the Assign that bound it): a CPU tensor whose fate is open
+    new_tensors: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
+    copies_input_to_host: bool = False
+
+
+class OriginsContext(KindsContext, Protocol):
+    """What `TensorOrigins` reads from the walk (the `Analyzer`)."""
+
+    kinds: ValueKinds
+
+    @property
+    def scope(self) -> "Scope": ...
+
+
+class TensorOrigins:
+    """Kept by the `Analyzer` during its walk; rules read `current` and the queries."""
+
+    def __init__(self, analyzer: OriginsContext) -> None:
+        self.ctx = analyzer
+        self._frames: List[FunctionOrigins] = []
+        self._device_blocks = 0  # depth of `with torch.device(...):` blocks
+        self._device_withs: Set[int] = set()
+
+    @property
+    def current(self) -> FunctionOrigins:
+        return self._frames[-1]
+
+    @property
+    def in_device_block(self) -> bool:
+        """Inside `with torch.device(d):`: new tensors are made on d."""
+        return self._device_blocks > 0
+
+    def follow(self, name: str, factory: cst.Call, statement: cst.CSTNode) -> None:
+        """`name`, bound by `statement`, holds the CPU tensor `factory` made."""
+        self.current.new_tensors[name] = (factory, statement)
+
+    # ------------------------------------------------------------ the walk
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._frames.append(FunctionOrigins(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        info = self.ctx.current_class if self.ctx.scope.kind == "class" else None
+        params = parameter_names(node)
+        device_names = [p for p in params if is_device_name(p)]
+        inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
+        sensitive, method_name = False, None
+        if not inputs or _INIT_TIME_RE.search(name) or _BUILDER_RE.search(name):
+            pass
+        elif info is not None and name != "__init__" and not is_static_or_class_method(node):
+            if info.is_module:
+                sensitive, method_name = True, name
+            elif _LOSS_CLASS_RE.search(info.node.name.value):
+                sensitive = True
+        elif info is None and _LOSS_FUNCTION_RE.search(name):
+            sensitive = True
+        outer = self._frames[-1] if self._frames else None
+        if info is None and outer is not None and isinstance(outer.node, cst.FunctionDef) and outer.sensitive:
+            # a function nested in forward closes over forward's tensors
+            sensitive, method_name = True, outer.method_name
+            inputs = inputs | (outer.inputs - set(params))
+            device_names = outer.device_names + device_names
+        frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
+                                inputs=inputs, device_names=device_names)
+        frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__"))
+        # a plain function, or a method of a class that is neither a module nor a data
+        # pipeline (torchrl's `TensorSpec.is_in(self, val)`), not its dunders (`__call__`
+        # of a transform class, `__getitem__` of a dataset)
+        plain = info is None or (not info.is_module and not is_static_or_class_method(node)
+                                 and not (name.startswith("__") and name.endswith("__"))
+                                 and not _DATA_PIPELINE_RE.search(info.node.name.value)
+                                 and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or ""
+                                                                           for b in info.node.bases)))
+        frame.helper = (not sensitive and plain and bool(inputs) and not _INIT_TIME_RE.search(name)
+                        and not _BUILDER_RE.search(name) and not _DATA_PIPELINE_RE.search(name))
+        self._frames.append(frame)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._frames.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(isinstance(item.item, cst.Call) and self.ctx.resolve(item.item.func) == "torch.device"
+               for item in node.items):
+            self._device_blocks += 1
+            self._device_withs.add(id(node))
+
+    def leave_With(self, node: cst.With) -> None:
+        if id(node) in self._device_withs:
+            self._device_withs.discard(id(node))
+            self._device_blocks -= 1
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
+                for name_element, value_element in zip(target.target.elements, node.value.elements):
+                    self._bind(name_element.value, value_element.value, node)  # x, y = x.to(d), y.to(d)
+            else:
+                self._bind(target.target, node.value, node)
+
+    def leave_Expr(self, node: cst.Expr) -> None:
+        frame = self.current
+        # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
+        target = move_target(node.value)
+        if target is not None:
+            frame.on_device.add(target)
+        copied = method_call(node.value, "copy_")
+        if copied is not None and node.value.args and frame.helper and _root_name(copied) in frame.made_here \
+                and self._reads_inputs(list(names_read(node.value.args[0].value))):
+            frame.copies_input_to_host = True
+
+    def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
+        if not isinstance(target, cst.Name):
+            return
+        frame, name = self.current, target.value
+        entry = frame.new_tensors.get(name)
+        if entry is not None and entry[1] is not statement:
+            del frame.new_tensors[name]  # rebound to something else: forget the old tensor
+        derived = False
+        if frame.sensitive or frame.helper:  # where inputs are tensors: what is made here, what follows them
+            read = list(names_read(value))
+            made = any(n in frame.new_tensors or n in frame.made_here for n in read) \
+                or self.ctx.kinds.is_fixed_tensor(value, True)
+            (frame.made_here.add if made else frame.made_here.discard)(name)
+            derived = not made and self._reads_inputs(read)
+            (frame.derived.add if derived else frame.derived.discard)(name)
+            if name in frame.inputs and not derived and not made:
+                # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
+                # computed from the inputs is no longer the caller's tensor
+                frame.inputs = frame.inputs - {name}
+        if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
+            frame.on_device.add(name)
+        else:
+            frame.on_device.discard(name)
+        if self.is_device_value(value) and not is_device_move(value):
+            frame.device_names.append(name)
+
+    def _computes_a_tensor(self, value: cst.CSTNode) -> bool:
+        """A tensor by the model's kinds, or the result of a torch op (`torch.cov(x.T)`)."""
+        if isinstance(value, cst.Call) and is_tensor_op(self.ctx.resolve(value.func)):
+            name = (self.ctx.resolve(value.func) or "").rsplit(".", 1)[-1]
+            return not name.startswith(_NOT_TENSOR_OP_PREFIXES) and name not in _NOT_TENSOR_OPS
+        return self.ctx.kinds.is_tensor(value)
+
+    def _reads_inputs(self, read: List[str]) -> bool:
+        """Do the names a value reads (`names_read`) compute it from the function's
+        inputs or a local derived from them, other than for a size or on the host?"""
+        frame = self.current
+        if any(isinstance(name, _SizeOrHost) for name in read):
+            return False
+        return any(name in frame.inputs or name in frame.derived for name in read)
+
+    # ------------------------------------------------------------ queries
+
+    def is_device_value(self, node: cst.CSTNode) -> bool:
+        """A device chosen at run time: `x.device`, `device`, `torch.device(name)`."""
+        if isinstance(node, cst.Attribute) and node.attr.value == "device":
+            # ... unless it is the device of a CPU tensor made here: torch.zeros(n, device=t.device)
+            return not (isinstance(node.value, cst.Name) and node.value.value in self.current.new_tensors)
+        identifier = last_identifier(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if identifier is not None and is_device_name(identifier):
+            return True
+        if isinstance(node, cst.Call) and self.ctx.resolve(node.func) == "torch.device":
+            return bool(node.args) and not is_cuda_literal(node.args[0].value)
+        return False
+
+    def is_on_device(self, node: cst.CSTNode) -> bool:
+        """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
+        `torch.zeros(n, device=device)`, or a local name bound to one."""
+        if moves_to_cpu(node):
+            return False  # `mask.cpu()`: host-side work on purpose
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return dotted_name(node) in self.current.on_device
+        if is_device_move(node):
+            receiver = method_call(node, "to", "cuda")
+            assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            if node.func.attr.value == "to" and keyword(node, "device") is None \
+                    and is_dtype(node.args[0].value, self.ctx.resolve):
+                return self.is_on_device(receiver)  # values.to(torch.float32) changes the dtype only
+            return not (isinstance(receiver, cst.Name) and receiver.value == "self")
+        if isinstance(node, cst.Call) and self.ctx.resolve(node.func) in _FACTORY_NAMES:
+            device = keyword(node, "device")
+            return device is not None and (self.is_device_value(device.value) or is_cuda_literal(device.value))
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_on_device(node.left) or self.is_on_device(node.right)
+        if isinstance(node, cst.Comparison):
+            return self.is_on_device(node.left) or any(self.is_on_device(t.comparator) for t in node.comparisons)
+        if isinstance(node, cst.Subscript):
+            return self.is_on_device(node.value)
+        if isinstance(node, cst.Call):
+            # computed from a device tensor: `logits.argmax(1)`, `model(images)` of moved images
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON \
+                    and self.is_on_device(node.func.value):
+                return True
+            callee = last_identifier(node.func) or ""
+            return (callee not in NEUTRAL_CALLEES and not self.ctx.resolve(node.func)
+                    and any(arg.keyword is None and self.is_on_device(arg.value) for arg in node.args))
+        return False
+
+    def is_input_tensor(self, node: cst.CSTNode) -> bool:
+        """Known to be a tensor where the model's tensors are: on a run-time device, in
+        device-sensitive code also an input (`x` of `forward(self, x)`), and in a helper an
+        input known to be a tensor (`x: Tensor`, `x.size(0)`)."""
+        if self.is_on_device(node):
+            return True
+        frame = self.current
+        if not isinstance(node, cst.Name) or node.value not in frame.inputs or node.value in frame.new_tensors:
+            return False  # a parameter rebound to a new CPU tensor is no longer the caller's
+        return frame.sensitive or (frame.helper and self.ctx.kinds.is_tensor(node))
+
+    def involves_input(self, node: cst.CSTNode) -> bool:
+        """`is_input_tensor`, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""
+        if self.is_input_tensor(node):
+            return True
+        if isinstance(node, cst.Comparison):
+            return self.involves_input(node.left) or any(self.involves_input(t.comparator) for t in node.comparisons)
+        if isinstance(node, cst.BinaryOperation):
+            return self.involves_input(node.left) or self.involves_input(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.involves_input(node.expression)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON:
+            return self.involves_input(node.func.value)
+        return False
+
+
+class _SizeOrHost(str):
+    """A marker `names_read` yields for `.cpu()`, `.numpy()`, `.shape`, `len(...)`."""
+
+
+def names_read(node: cst.CSTNode) -> Iterator[str]:
+    """The names an expression reads, in order; a `_SizeOrHost` marker where it reads a
+    size or a host copy (`x.shape`, `x.size(0)`, `len(x)`, `x.cpu()`)."""
+    if isinstance(node, cst.Name):
+        yield node.value
+        return
+    if isinstance(node, cst.Attribute):
+        if node.attr.value in _SIZE_OR_HOST:
+            yield _SizeOrHost(node.attr.value)
+            return
+        yield from names_read(node.value)
+        return
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float"):
+        yield _SizeOrHost(node.func.value)
+        return
+    if isinstance(node, cst.Call) and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
+        yield _SizeOrHost("cpu")  # `x.to("cpu")`, `x.type(torch.LongTensor)`
+        return
+    if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        return  # names there may be the comprehension's own
+    for child in node.children:
+        yield from names_read(child)
+
+
+def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
+    """Parameters that may hold tensors: not self/cls, not annotated or defaulted as
+    plain Python numbers, strings or flags."""
+    names = []
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        name = param.name.value
+        if name in ("self", "cls"):
+            continue
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if annotation is not None and last_identifier(annotation) in ("int", "float", "bool", "str"):
+            continue
+        if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            continue
+        names.append(name)
+    return names
+
+
+def is_tensor_op(qualified: Optional[str]) -> bool:
+    """`torch.cat`, `torch.where`, `torch.nn.functional.pad`: functions whose result
+    lives where their tensor arguments live."""
+    if not qualified or qualified.rsplit(".", 1)[-1].startswith("_"):
+        return False  # private ops keep their own conventions (nested sizes live on the CPU)
+    return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
+        "torch.nn.functional.")
+
+
+def _root_name(node: cst.CSTNode) -> Optional[str]:
+    """`buf` of `buf`, `buf.narrow(1, 0, n)`, `buf[0]`."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        else:
+            return None
+
+
+def _casts_to_cpu_type(call: cst.Call) -> bool:
+    """`x.type(torch.LongTensor)`: a CPU tensor type moves the tensor to the CPU."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "type" and call.args):
+        return False
+    name = dotted_name(call.args[0].value) or ""
+    return name.endswith("Tensor") and ".cuda." not in name and name.startswith(("torch.", "th."))
