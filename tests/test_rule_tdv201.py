@@ -400,3 +400,68 @@ def test_imported_mover_of_the_project(tmp_path):
     path = tmp_path / "model.py"
     found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
     assert [(f.line, f.col, f.code) for f in found] == [(7, 28, "TDV201")]
+
+
+# What the model's origins know beyond one expression (issue 15): each case is the shape
+# of a real fix commit, written anew.
+ORIGINS_REPORTED = {
+    # a local derived from the input reads its size too: still the input's data
+    "derived value that also reads a size": (
+        "import torch\ndef mix(x: torch.Tensor):\n    h = x.view(x.size(0), -1)\n"
+        "    return torch.cat([h, torch.zeros(3, 4)], 1)\n", [(4, 25)]),
+    # torchmetrics' contingency matrix: tuple-unpacked results of a torch op on the input
+    "tuple-unpacked results of a torch op on the input": (
+        "import torch\ndef count(preds: torch.Tensor):\n    values, idx = torch.unique(preds, return_inverse=True)\n"
+        "    return torch.sparse_coo_tensor(torch.stack((idx, idx)), torch.ones(idx.size(0)))\n", [(4, 60)]),
+    # timm's drop_block: meshgrid of aranges, a `.to(x.dtype)` that is no move, then the input's noise
+    "tuple target and a dtype-only .to()": (
+        "import torch\ndef drop(x: torch.Tensor):\n    w, h = torch.meshgrid(torch.arange(4), torch.arange(5))\n"
+        "    mask = (w > 1).to(x.dtype)\n    noise = torch.rand_like(x)\n    return x * (mask + noise)\n",
+        [(3, 43)]),
+    # opacus: a new tensor kept as an attribute of a tensor argument
+    "stored as an attribute of a tensor argument": (
+        "import torch\ndef _create_or_accumulate(param: torch.Tensor, g: torch.Tensor):\n"
+        "    param.grad_sample = torch.zeros(g.shape)\n", [(3, 24)]),
+    # gpytorch: a function nested in a helper closes over the helper's tensors (jaxtyping annotations)
+    "nested in a helper, jaxtyping annotations": (
+        "import torch\nfrom torch import Tensor\nfrom jaxtyping import Float\n"
+        "def scatter(X: Float[Tensor, 'n d'], idx: Float[Tensor, 'k']):\n    n = X.shape[-2]\n"
+        "    def reduce(sub: Float[Tensor, 'k']):\n        res = torch.zeros(n)\n"
+        "        return torch.scatter_reduce(res, -1, idx, sub, reduce='sum')\n"
+        "    return torch.vmap(reduce)(X)\n", [(7, 14)]),
+    # captum: told the device, never reads it, returns a CPU tensor
+    "device parameter ignored, CPU tensor returned": (
+        "import torch\nclass T(torch.nn.Module):\n    def get_scale(self, m, device):\n"
+        "        mat = torch.tensor([[m, 0.0], [0.0, m]])\n        return mat\n", [(4, 14)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ORIGINS_REPORTED.values(), ids=list(ORIGINS_REPORTED))
+def test_origins_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+ORIGINS_NOT_REPORTED = {
+    "size only": "import torch\ndef mix(x: torch.Tensor):\n    n = x.shape[0] * 2\n    return x.sum() + n + torch.zeros(3).sum().item()\n",
+    "host copy of the input": (
+        "import torch\ndef stats(x: torch.Tensor):\n    h = x.cpu().view(-1)\n    return torch.cat([h, torch.zeros(3)])\n"),
+    "device parameter used": (
+        "import torch\ndef evaluate(model, loader, device):\n    correct = torch.zeros(1)\n"
+        "    for x, y in loader:\n        correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()\n"
+        "    return correct\n"),
+    "device parameter moved to at the end": (
+        "import torch\ndef grid(n, device):\n    g = torch.arange(n)\n    return g.to(device)\n"),
+    "attribute of something not known as a tensor": (
+        "import torch\ndef init_state(state, n):\n    state.buffer = torch.zeros(n)\n"),
+    "Tuple annotation is a container, not a tensor": (
+        "import torch\nfrom typing import Tuple\nfrom torch import Tensor\n"
+        "def split(xs: Tuple[Tensor, ...]):\n    xs.extra = torch.zeros(3)\n"),
+    "nested in a builder method": (
+        "import torch\nclass B:\n    def build_grid(self, x: torch.Tensor):\n"
+        "        def inner(n):\n            return torch.arange(n)\n        return inner(3)\n"),
+}
+
+
+@pytest.mark.parametrize("code", ORIGINS_NOT_REPORTED.values(), ids=list(ORIGINS_NOT_REPORTED))
+def test_origins_not_reported(code):
+    assert tdv201(code) == []

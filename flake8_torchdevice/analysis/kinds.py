@@ -125,6 +125,10 @@ _FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax"
 _LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
 # Annotated containers whose items are tensors: `Tuple[torch.Tensor, ...]`, `List[Tensor]`.
 _TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterator", "tuple", "list"})
+# Generic types whose first argument is not the annotated value's own type.
+_TYPING_GENERICS = _TENSOR_CONTAINERS | {"Dict", "dict", "Mapping", "MutableMapping", "Union", "Callable", "Type",
+                                         "type", "Set", "set", "FrozenSet", "frozenset", "Generator", "Awaitable",
+                                         "Optional", "Literal", "DefaultDict", "OrderedDict", "Deque", "Counter"}
 # A parameter with this name is a batch of a data loader (`def training_step(self, batch, i)`).
 _BATCH_PARAMETERS = frozenset({"batch"})
 
@@ -752,6 +756,11 @@ def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[s
         if isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) == "Optional" \
                 and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
             annotation = annotation.slice[0].slice.value
+        if isinstance(annotation, cst.Subscript) and annotation.slice \
+                and last_identifier(annotation.value) not in _TYPING_GENERICS \
+                and isinstance(annotation.slice[0].slice, cst.Index) \
+                and _is_tensor_type(annotation.slice[0].slice.value, resolve):
+            return TENSOR  # jaxtyping's `Float[Tensor, "b n"]`, `Long[torch.LongTensor, "n"]`
         qualified = resolve(annotation) or ""
         head, _, last = qualified.rpartition(".")
         if head == "torch" and last in LEGACY_TENSOR_TYPES:

@@ -20,7 +20,9 @@ after them on the way up) and keeps one `FunctionOrigins` per function being wal
   chosen at run time: `x.to(device)`, `torch.zeros(n, device=d)`, `x.cuda()`, and what is
   computed from one (`model(x)`, `logits.argmax(1)`);
 - *device_names*: device-aware values bound so far (`device` parameters,
-  `d = x.device`, `torch.device(name)`);
+  `d = x.device`, `torch.device(name)`); *device_param*: the function's own parameter
+  named like a device when the function never reads it (told where its tensors belong,
+  and ignoring it);
 - *new_tensors*: locals that hold a CPU tensor made here by a factory without
   `device=`, whose fate is still open (a rule that follows a factory's value to its
   uses says so through `follow`; rebinding the name forgets it);
@@ -73,6 +75,7 @@ _NOT_TENSOR_OPS = frozenset({"numel", "load", "save", "device", "no_grad", "enab
                              "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
                              "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype"})
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
+_HOST = frozenset({"cpu", "numpy", "tolist"})
 _FACTORY_NAMES = frozenset(f"torch.{name}" for name in FACTORIES)
 
 
@@ -93,6 +96,9 @@ class FunctionOrigins:
     made_here: Set[str] = field(default_factory=set)
     on_device: Set[str] = field(default_factory=set)
     device_names: List[str] = field(default_factory=list)
+    # the function's own parameter named like a device, which it never reads (captum's
+    # `get_scale_mat(self, m, device, dtype)`): told where its tensors belong, and ignoring it
+    device_param: Optional[str] = None
     # name -> (factory call, the Assign that bound it): a CPU tensor whose fate is open
     new_tensors: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
     copies_input_to_host: bool = False
@@ -151,13 +157,16 @@ class TensorOrigins:
         elif info is None and _LOSS_FUNCTION_RE.search(name):
             sensitive = True
         outer = self._frames[-1] if self._frames else None
-        if info is None and outer is not None and isinstance(outer.node, cst.FunctionDef) and outer.sensitive:
+        nested = info is None and outer is not None and isinstance(outer.node, cst.FunctionDef)
+        if nested and outer.sensitive:
             # a function nested in forward closes over forward's tensors
             sensitive, method_name = True, outer.method_name
-            inputs = inputs | (outer.inputs - set(params))
+        if nested and (outer.sensitive or outer.helper):
+            inputs = inputs | ((outer.inputs | outer.derived) - set(params))
             device_names = outer.device_names + device_names
         frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
                                 inputs=inputs, device_names=device_names)
+        frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
         frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__"))
         # a plain function, or a method of a class that is neither a module nor a data
         # pipeline (torchrl's `TensorSpec.is_in(self, val)`), not its dunders (`__call__`
@@ -167,8 +176,11 @@ class TensorOrigins:
                                  and not _DATA_PIPELINE_RE.search(info.node.name.value)
                                  and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or ""
                                                                            for b in info.node.bases)))
-        frame.helper = (not sensitive and plain and bool(inputs) and not _INIT_TIME_RE.search(name)
-                        and not _BUILDER_RE.search(name) and not _DATA_PIPELINE_RE.search(name))
+        # (a method named like a builder runs while its object is built; a plain function
+        # that receives tensors computes on them whatever its name: `_create_or_accumulate(p, g)`)
+        builder = info is not None and (_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name))
+        frame.helper = (not sensitive and plain and bool(inputs) and not builder
+                        and not _DATA_PIPELINE_RE.search(name))
         self._frames.append(frame)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -190,6 +202,10 @@ class TensorOrigins:
             if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
                 for name_element, value_element in zip(target.target.elements, node.value.elements):
                     self._bind(name_element.value, value_element.value, node)  # x, y = x.to(d), y.to(d)
+            elif isinstance(target.target, (cst.Tuple, cst.List)):
+                # `values, idx = torch.unique(x, return_inverse=True)`: each part as the whole
+                for element in target.target.elements:
+                    self._bind(element.value, node.value, node)
             else:
                 self._bind(target.target, node.value, node)
 
@@ -239,11 +255,13 @@ class TensorOrigins:
 
     def _reads_inputs(self, read: List[str]) -> bool:
         """Do the names a value reads (`names_read`) compute it from the function's
-        inputs or a local derived from them, other than for a size or on the host?"""
+        inputs or a local derived from them (not only their size: `x.view(x.size(0), -1)`
+        is derived from x, `x.shape[0] * 2` is not), other than on the host?"""
         frame = self.current
-        if any(isinstance(name, _SizeOrHost) for name in read):
-            return False
-        return any(name in frame.inputs or name in frame.derived for name in read)
+        if any(isinstance(name, _SizeOrHost) and name in _HOST for name in read):
+            return False  # `x.cpu()`, `x.numpy()`: host-side work on purpose
+        return any(name in frame.inputs or name in frame.derived for name in read
+                   if not isinstance(name, _SizeOrHost))
 
     # ------------------------------------------------------------ queries
 
@@ -288,8 +306,18 @@ class TensorOrigins:
                     and self.is_on_device(node.func.value):
                 return True
             callee = last_identifier(node.func) or ""
-            return (callee not in NEUTRAL_CALLEES and not self.ctx.resolve(node.func)
-                    and any(arg.keyword is None and self.is_on_device(arg.value) for arg in node.args))
+            if callee in NEUTRAL_CALLEES:
+                return False
+            qualified = self.ctx.resolve(node.func)
+            if qualified is not None and not (is_tensor_op(qualified) and callee not in FACTORIES
+                                              and not callee.startswith(_NOT_TENSOR_OP_PREFIXES)
+                                              and callee not in _NOT_TENSOR_OPS):
+                return False  # only torch's ops compute where their tensors are: `torch.stack([a, b])`
+            values = [arg.value for arg in node.args if arg.keyword is None]
+            if qualified is not None:  # the tensors in `torch.cat([a, b])`
+                values = [e.value for v in values for e in (v.elements if isinstance(v, (cst.List, cst.Tuple))
+                                                            else [cst.Element(v)])]
+            return any(self.is_on_device(value) for value in values)
         return False
 
     def is_input_tensor(self, node: cst.CSTNode) -> bool:
@@ -371,6 +399,13 @@ def is_tensor_op(qualified: Optional[str]) -> bool:
         return False  # private ops keep their own conventions (nested sizes live on the CPU)
     return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
         "torch.nn.functional.")
+
+
+def _reads_name(node: cst.CSTNode, name: str) -> bool:
+    """Does `name` occur as a name anywhere under `node`?"""
+    if isinstance(node, cst.Name):
+        return node.value == name
+    return any(_reads_name(child, name) for child in node.children)
 
 
 def _root_name(node: cst.CSTNode) -> Optional[str]:

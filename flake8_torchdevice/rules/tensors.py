@@ -21,7 +21,7 @@ from ..analysis import (
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
 from ..analysis.syntax import ast_definitions, walk_ast
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, subscript_key
+from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
 from .base import CallTrigger, Fix, Rule, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -74,10 +74,22 @@ class FactoryWithoutDevice(Rule):
       (`x_cov = torch.cov(x.T)`, then `x_cov + torch.eye(n)`; `y = batch["y"].unsqueeze(-1)`
       in `forward`, then `torch.cat([y, pad])`), unless it reads only their size
       (`x.shape[0]`), a host copy (`x.cpu()`), or a tensor the function made itself;
+    - in a plain function receiving a tensor: when it is kept as an attribute of that
+      tensor (`param.grad_sample = torch.zeros(...)`);
+    - in a function with a parameter named like a device that it never reads
+      (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
+      where the tensor belongs;
     - anywhere: when it is combined with a tensor known to be on a device chosen at
       run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
       is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
       accumulator (`correct = torch.zeros(1)`, then `correct += (pred == y).sum()`).
+
+    The tensor is followed through names (also tuple targets: `w, h = torch.meshgrid(...)`),
+    views, arithmetic with numbers, torch ops and `.to(dtype)`, which is no move.
+    What a function computes from its inputs is followed the same way, through tuple
+    unpacking and torch ops (`values, idx = torch.unique(x, return_inverse=True)`), and a
+    function nested in another closes over its tensors. Parameters annotated the
+    jaxtyping way (`x: Float[Tensor, "b n"]`) are tensors.
 
     `t.type(x.type())` is no move to `x`'s device: it goes to the *current* CUDA device.
 
@@ -285,9 +297,10 @@ class FactoryWithoutDevice(Rule):
         if fate == BAD:
             self._report(factory, self._partner)
         elif assigned is not None:
-            self.ctx.origins.follow(assigned[0], factory, assigned[1])
+            for name in assigned[0]:
+                self.ctx.origins.follow(name, factory, assigned[1])
 
-    def _fate(self, expr: cst.CSTNode) -> Tuple[str, Optional[Tuple[str, cst.CSTNode]]]:
+    def _fate(self, expr: cst.CSTNode) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
         """Walk up from `expr` through the expressions that keep its device
         (`.view()`, `* 2`, `[...]`) to the first place that decides."""
         sensitive = self._frame.sensitive
@@ -302,7 +315,8 @@ class FactoryWithoutDevice(Rule):
                     return NEUTRAL, None
                 call = self.ctx.parent(depth + 1)
                 name = parent.attr.value
-                if name in MOVERS and isinstance(call, cst.Call) and call.func is parent:
+                if name in MOVERS and isinstance(call, cst.Call) and call.func is parent \
+                        and not _changes_dtype_only(call, self.ctx.resolve):
                     return MOVED, None
                 if name in TO_PYTHON:
                     return NEUTRAL, None
@@ -374,15 +388,29 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
                            else [parent.target])
-                if child is not parent.value or len(targets) != 1 or not isinstance(targets[0], cst.Name):
-                    return NEUTRAL, None  # self.x = ...: an attribute, not a local; tuples and subscripts: unsure
-                return NEUTRAL, (targets[0].value, parent)
+                if child is not parent.value or len(targets) != 1:
+                    return NEUTRAL, None
+                target = targets[0]
+                if isinstance(target, cst.Attribute) and self.ctx.origins.is_input_tensor(target.value) \
+                        and self.ctx.kinds.is_tensor(target.value):
+                    self._partner = target.value  # `param.grad = torch.zeros(...)`: kept beside the input
+                    return BAD, None
+                if isinstance(target, (cst.Tuple, cst.List)):
+                    # `w, h = torch.meshgrid(torch.arange(n), torch.arange(m))`: each part is this tensor
+                    names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+                    return NEUTRAL, (names, parent)
+                if not isinstance(target, cst.Name):
+                    return NEUTRAL, None  # self.x = ...: an attribute, not a local; subscripts: unsure
+                return NEUTRAL, ([target.value], parent)
             if isinstance(parent, cst.AugAssign):
                 return (BAD if sensitive and child is parent.value else NEUTRAL), None
             if isinstance(parent, (cst.Return, cst.Yield)):
-                # What forward (or a loss) returns meets the caller's tensors; what a
-                # helper method returns is judged where forward uses it, which we do not follow.
-                return (BAD if sensitive and self._frame.returns_to_caller else NEUTRAL), None
+                # What forward (or a loss) returns meets the caller's tensors, and so does
+                # what a function told the device returns (`def grid(n, device): return
+                # torch.arange(n)`); what a helper method returns is judged where forward
+                # uses it, which we do not follow.
+                told = self._frame.device_param is not None
+                return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
@@ -512,6 +540,18 @@ class FactoryWithoutDevice(Rule):
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
         return "pass device=<tensor>.device of a tensor already on the right device"
+
+
+def _changes_dtype_only(call: cst.Call, resolve) -> bool:
+    """`t.to(torch.float32)`, `t.to(x.dtype)`, `t.to(dtype=...)`: no move."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    if keyword(call, "device") is not None:
+        return False
+    args = positional_args(call)
+    if args:
+        return is_dtype(args[0].value, resolve)
+    return keyword(call, "dtype") is not None
 
 
 class UnregisteredTensorAttribute(Rule):
