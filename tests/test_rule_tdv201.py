@@ -429,6 +429,16 @@ ORIGINS_REPORTED = {
         "    def reduce(sub: Float[Tensor, 'k']):\n        res = torch.zeros(n)\n"
         "        return torch.scatter_reduce(res, -1, idx, sub, reduce='sum')\n"
         "    return torch.vmap(reduce)(X)\n", [(7, 14)]),
+    # asteroid: the partner is computed by a function of the file that returns a torch op's result
+    "partner from a file function returning a torch op": (
+        "import torch\ndef trace(x):\n    return torch.diagonal(x, dim1=-2, dim2=-1).sum(-1)\n"
+        "def condition(x, eps=1e-6):\n    scale = eps * trace(x)[..., None, None] / x.shape[-1]\n"
+        "    return x + torch.eye(x.shape[-1]) * scale\n", [(6, 15)]),
+    # segment-anything: torchvision's ops need their tensors on one device
+    "torchvision op beside a moved tensor": (
+        "import torch\nfrom torchvision.ops.boxes import batched_nms\n"
+        "def dedupe(boxes, scores):\n    scores = scores.to(boxes.device)\n"
+        "    return batched_nms(boxes.float(), scores, torch.zeros(len(boxes)), 0.7)\n", [(5, 46)]),
     # captum: told the device, never reads it, returns a CPU tensor
     "device parameter ignored, CPU tensor returned": (
         "import torch\nclass T(torch.nn.Module):\n    def get_scale(self, m, device):\n"
@@ -456,6 +466,12 @@ ORIGINS_NOT_REPORTED = {
     "Tuple annotation is a container, not a tensor": (
         "import torch\nfrom typing import Tuple\nfrom torch import Tensor\n"
         "def split(xs: Tuple[Tensor, ...]):\n    xs.extra = torch.zeros(3)\n"),
+    "torchvision op with no device tensor": (
+        "import torch\nfrom torchvision.ops import batched_nms\n"
+        "def dedupe(boxes, scores):\n    return batched_nms(boxes, scores, torch.zeros(len(boxes)), 0.7)\n"),
+    "a file function of unknown result": (
+        "import torch\ndef load_stats(path):\n    return read(path)\n"
+        "def condition(x, path):\n    scale = load_stats(path)\n    return scale + torch.eye(3)\n"),
     "nested in a builder method": (
         "import torch\nclass B:\n    def build_grid(self, x: torch.Tensor):\n"
         "        def inner(n):\n            return torch.arange(n)\n        return inner(3)\n"),

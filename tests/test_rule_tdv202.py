@@ -38,6 +38,10 @@ REPORTED = {
         module("pe = torch.zeros(n, 4)\npos = torch.arange(n).unsqueeze(1)\npe[:, 0] = torch.sin(pos[:, 0])\n"
                "self.t = pe.unsqueeze(0)"), [(10, 8)]),
     "tensor op of fixed tensors": (module("self.t = torch.triu(torch.ones(n, n), diagonal=1)"), [(7, 8)]),
+    # ludwig: a 0-dim tensor made to be trained is the model's, not a constant
+    "0-dim tensor with requires_grad": (module("self.t = torch.tensor(1.5, requires_grad=True)"), [(7, 8)]),
+    # ParallelWaveGAN: a window function picked by name
+    "torch function picked by name": (module("self.t = getattr(torch, 'hann_window')(n)"), [(7, 8)]),
     "arithmetic with numbers": (module("self.t = torch.linspace(0, 1, n) * 2 - 1"), [(7, 8)]),
     "moved with .cuda(): still one fixed device": (module("self.t = torch.ones(n).cuda()"), [(7, 8)]),
     "annotated assignment": (module("self.t: torch.Tensor = torch.ones(n)"), [(7, 8)]),
@@ -149,6 +153,10 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "0-dim constant": module("self.t = torch.tensor(1.5)"),
+    "0-dim, requires_grad=False": module("self.t = torch.tensor(1.5, requires_grad=False)"),
+    "torch function picked by name, registered": module("self.register_buffer('t', getattr(torch, 'hann_window')(n))"),
+    "torch.nn class picked by name": module("self.t = getattr(torch.nn, 'ReLU')()", forward="return self.t(x)"),
     "register_buffer": module("self.register_buffer('t', torch.ones(n), persistent=False)"),
     "assigned after register_buffer": module("self.register_buffer('t', None)\nself.t = torch.ones(n)"),
     "buffer registered in a later method": module(

@@ -304,6 +304,8 @@ class ValueKinds:
         return None
 
     def _call_kind(self, call: cst.Call) -> Optional[str]:
+        if self._is_dynamic_torch_function(call):
+            return TENSOR
         qualified = self.ctx.resolve(call.func)
         if qualified is not None:
             if qualified == "torch.device":
@@ -433,7 +435,16 @@ class ValueKinds:
         fixed = [self.is_fixed_tensor(value, any_device) for value in values]
         return any(fixed) and not any(not f and self.kind_of(v) == TENSOR for v, f in zip(values, fixed))
 
+    def _is_dynamic_torch_function(self, call: cst.Call) -> bool:
+        """`getattr(torch, window)(n)`: a function of torch's namespace picked by name
+        (`torch.hann_window`); called like that it makes a tensor."""
+        inner = call.func
+        return (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "getattr"
+                and len(inner.args) >= 2 and self.ctx.resolve(inner.args[0].value) == "torch")
+
     def _call_is_fixed(self, call: cst.Call, any_device: bool = False) -> bool:
+        if self._is_dynamic_torch_function(call):
+            return any_device or (keyword(call, "device") is None and not has_star_kwargs(call))
         qualified = self.ctx.resolve(call.func)
         if qualified is not None:
             head, _, last = qualified.rpartition(".")
@@ -489,6 +500,10 @@ class ValueKinds:
         args = positional_args(call)
         if not args:
             return False
+        requires_grad = keyword(call, "requires_grad")
+        if requires_grad is not None and not (isinstance(requires_grad.value, cst.Name)
+                                              and requires_grad.value.value == "False"):
+            return False  # made to be trained: a model's tensor, not a constant
         value = args[0].value
         if factory not in ("tensor", "as_tensor"):
             return number_value(value) == 0 and len(args) == 1

@@ -44,6 +44,7 @@ import libcst as cst
 from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
+from .project import returns_tensor
 from .kinds import FACTORIES, TO_PYTHON, KindsContext, ValueKinds, is_dtype
 from .syntax import (dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, parameter_names)
@@ -69,13 +70,10 @@ _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|da
                                r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
 _INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
-# torch.<name>(...) that do not compute a tensor from their arguments.
-_NOT_TENSOR_OP_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_")
-_NOT_TENSOR_OPS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
-                             "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
-                             "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype"})
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
 _HOST = frozenset({"cpu", "numpy", "tolist"})
+# Namespaces of functions that compute on the tensors they are given, where those are.
+_OP_MODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torchvision.ops.")
 _FACTORY_NAMES = frozenset(f"torch.{name}" for name in FACTORIES)
 
 
@@ -249,8 +247,7 @@ class TensorOrigins:
     def _computes_a_tensor(self, value: cst.CSTNode) -> bool:
         """A tensor by the model's kinds, or the result of a torch op (`torch.cov(x.T)`)."""
         if isinstance(value, cst.Call) and is_tensor_op(self.ctx.resolve(value.func)):
-            name = (self.ctx.resolve(value.func) or "").rsplit(".", 1)[-1]
-            return not name.startswith(_NOT_TENSOR_OP_PREFIXES) and name not in _NOT_TENSOR_OPS
+            return returns_tensor((self.ctx.resolve(value.func) or "").rsplit(".", 1)[-1])
         return self.ctx.kinds.is_tensor(value)
 
     def _reads_inputs(self, read: List[str]) -> bool:
@@ -310,8 +307,7 @@ class TensorOrigins:
                 return False
             qualified = self.ctx.resolve(node.func)
             if qualified is not None and not (is_tensor_op(qualified) and callee not in FACTORIES
-                                              and not callee.startswith(_NOT_TENSOR_OP_PREFIXES)
-                                              and callee not in _NOT_TENSOR_OPS):
+                                              and returns_tensor(callee)):
                 return False  # only torch's ops compute where their tensors are: `torch.stack([a, b])`
             values = [arg.value for arg in node.args if arg.keyword is None]
             if qualified is not None:  # the tensors in `torch.cat([a, b])`
@@ -393,12 +389,12 @@ def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
 
 
 def is_tensor_op(qualified: Optional[str]) -> bool:
-    """`torch.cat`, `torch.where`, `torch.nn.functional.pad`: functions whose result
-    lives where their tensor arguments live."""
+    """`torch.cat`, `torch.where`, `torch.nn.functional.pad`, `torch.linalg.solve`,
+    `torchvision.ops.batched_nms`: functions whose result lives where their tensor
+    arguments live, and which need them on one device."""
     if not qualified or qualified.rsplit(".", 1)[-1].startswith("_"):
         return False  # private ops keep their own conventions (nested sizes live on the CPU)
-    return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(
-        "torch.nn.functional.")
+    return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(_OP_MODULES)
 
 
 def _reads_name(node: cst.CSTNode, name: str) -> bool:

@@ -36,6 +36,20 @@ _TENSOR_CALLS = frozenset({
     "logspace", "eye", "tensor", "as_tensor", "from_numpy", "cat", "stack", "triu", "tril", "where",
     "Tensor", "FloatTensor", "LongTensor", "BoolTensor", "zeros_like", "ones_like", "exp", "log",
 })
+# torch.<name>(...) that return no tensor (nor a tuple of them): settings, queries, I/O, contexts.
+NOT_TENSOR_RESULTS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
+                                "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
+                                "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype", "vmap",
+                                "cond", "seed", "initial_seed", "equal", "allclose", "tensordot_out"})
+NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_", "_")
+
+
+def returns_tensor(name: str) -> bool:
+    """`torch.<name>(...)` returns a tensor (or tensors): a lower-case function of torch's
+    namespace that is no setting, query, I/O or context (`torch.diagonal`, `torch.unique`)."""
+    return name[:1].islower() and not name.startswith(NOT_TENSOR_PREFIXES) and name not in NOT_TENSOR_RESULTS
+
+
 # numpy.<name>(...) that make an array of data (`torch.tensor(make_grid())` is then no 0-dim tensor).
 ARRAY_CALLS = frozenset({
     "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "stack", "concatenate",
@@ -131,13 +145,18 @@ def _own_statements(function: ast.AST):
 _SAME_KIND_METHODS = frozenset({"fill_", "zero_", "float", "double", "half", "long", "int", "bool", "byte",
                                 "unsqueeze", "squeeze", "view", "reshape", "contiguous", "t", "transpose",
                                 "permute", "detach", "clone", "requires_grad_", "eval", "train"})
+# Reductions and element-wise math: of a call's result (`torch.diagonal(x).sum(-1)`) the
+# same kind again. Not of a name: `torch.log(t)` is no method of a `torch` value.
+_SAME_KIND_MATH = frozenset({"sum", "mean", "prod", "abs", "exp", "log", "sqrt", "pow", "clamp", "clip", "flatten",
+                             "repeat", "expand", "softmax", "sigmoid", "tanh", "cumsum"})
 
 
 def _chain_root(node: ast.AST) -> ast.AST:
     """`torch.ones(n).float().unsqueeze(0)` -> `torch.ones(n)`; `grid.to(dtype=torch.float)` -> `grid`."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and (node.func.attr in _SAME_KIND_METHODS or _is_dtype_cast(node)) \
-            and isinstance(node.func.value, (ast.Call, ast.Name)):
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+            (isinstance(node.func.value, (ast.Call, ast.Name))
+             and (node.func.attr in _SAME_KIND_METHODS or _is_dtype_cast(node)))
+            or (isinstance(node.func.value, ast.Call) and node.func.attr in _SAME_KIND_MATH)):
         node = node.func.value
     return node
 
@@ -663,7 +682,7 @@ class ProjectIndex:
                 callee = owner + callee[4:]
             full = summary.qualify(callee)
             module, _, last = full.rpartition(".")
-            if module == "torch" and last in _TENSOR_CALLS:
+            if module == "torch" and (last in _TENSOR_CALLS or returns_tensor(last)):
                 kinds.add(TENSOR)
                 continue
             if module in ("numpy", "numpy.linalg") and last in ARRAY_CALLS:

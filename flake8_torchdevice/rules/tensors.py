@@ -681,7 +681,7 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
     triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
-                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b"
+                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
                 r"|\b__init__\([^)]*\bTensor\b")  # `def __init__(self, points: Tensor)`
 
     VALID = [
@@ -867,7 +867,7 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
     if pattern is None:
         names = sorted(_CLASS_TRIGGER_CALLS | aliases)
         pattern = _FACTORY_WORDS[aliases] = re.compile(
-            r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])")
+            r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])|\bgetattr\(\s*torch\s*,")
     return pattern
 
 
@@ -942,7 +942,7 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
     excluded = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
     excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
     factories = {id(call) for call in calls if id(call) not in excluded and (
-        ((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases)
+        ((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases or _ast_is_dynamic_torch(call))
          and (any_device or not any(k.arg in ("device", None) for k in call.keywords)))
         or (isinstance(call.func, ast.Attribute) and call.func.attr in helpers))}
     if not factories:
@@ -964,6 +964,13 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
     stored = stores and any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) and made_from_factory(sub.value)
                             for sub in assigns for t in _ast_targets(sub))
     return stored, any(made_from_factory(value) for value in returns)
+
+
+def _ast_is_dynamic_torch(call: ast.Call) -> bool:
+    """`getattr(torch, window)(n)` (see `ValueKinds._is_dynamic_torch_function`)."""
+    inner = call.func
+    return (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "getattr"
+            and len(inner.args) >= 2 and isinstance(inner.args[0], ast.Name) and inner.args[0].id == "torch")
 
 
 def _ast_targets(statement: ast.AST) -> list:
