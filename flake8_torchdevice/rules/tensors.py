@@ -582,7 +582,9 @@ class UnregisteredTensorAttribute(Rule):
       the CPU (a dry run, a summary) and then moved keeps a CPU mask.
 
     The value is followed: tensor factories (`torch.ones`, `torch.tensor([...])`,
-    `torch.tensor(values)`), `torch.from_numpy(...)`, legacy constructors
+    `torch.tensor(values)`, a 0-dim `torch.tensor(1.5, requires_grad=True)` made to be
+    trained), torch functions picked by name (`getattr(torch, window)(n)`),
+    `torch.from_numpy(...)`, legacy constructors
     (`torch.Tensor([...])`, `torch.FloatTensor(n)`), what ops, arithmetic and method
     chains make of them (`torch.cat([a, a])`, `a * b`, `torch.arange(n).float()[None]`),
     through locals (`w = torch.randn(3); self.w = w`, `self.a, self.b = a, b`), through
@@ -652,7 +654,8 @@ class UnregisteredTensorAttribute(Rule):
       or only as an index (`x[:, self.idx]`: a CPU index tensor indexes a tensor on any
       device), so its device never meets the input.
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
-      `torch.tensor(2.0)`, `torch.Size`, dtypes, generators.
+      `torch.tensor(2.0)` (unless made with `requires_grad=True`), `torch.Size`, dtypes,
+      generators.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
       (for a class that registers computed names nothing is reported).
     - Not followed: methods defined in a base class (only the class's own `__init__`
