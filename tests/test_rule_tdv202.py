@@ -38,6 +38,8 @@ REPORTED = {
         module("pe = torch.zeros(n, 4)\npos = torch.arange(n).unsqueeze(1)\npe[:, 0] = torch.sin(pos[:, 0])\n"
                "self.t = pe.unsqueeze(0)"), [(10, 8)]),
     "tensor op of fixed tensors": (module("self.t = torch.triu(torch.ones(n, n), diagonal=1)"), [(7, 8)]),
+    # pytorch/examples' centre loss: set while built, never used by the class: its users read it
+    "public attribute the class never reads": (module("self.t = torch.zeros(n, 2)", forward="return x"), [(7, 8)]),
     # ludwig: a 0-dim tensor made to be trained is the model's, not a constant
     "0-dim tensor with requires_grad": (module("self.t = torch.tensor(1.5, requires_grad=True)"), [(7, 8)]),
     # ParallelWaveGAN: a window function picked by name
@@ -154,6 +156,14 @@ def test_reported(code, expected):
 
 NOT_REPORTED = {
     "0-dim constant": module("self.t = torch.tensor(1.5)"),
+    "private attribute the class never reads": module("self._t = torch.zeros(n, 2)", forward="return x"),
+    "public attribute used only while built": module("self.t = torch.zeros(n, 2)\nself.w = nn.Parameter(self.t * 2)",
+                                                     forward="return x * self.w"),
+    # darknet's weight-file header: a loader sets it too, a saver writes it out
+    "public attribute a loader sets too": module(
+        "self.t = torch.IntTensor([0, 0, 0, 0])", forward="return x",
+        extra="def load_weights(self, path):\n    self.t = torch.from_numpy(read(path))\n"
+              "def save_weights(self, path):\n    self.t[3] = 1\n    write(path, self.t.numpy())"),
     "0-dim, requires_grad=False": module("self.t = torch.tensor(1.5, requires_grad=False)"),
     "torch function picked by name, registered": module("self.register_buffer('t', getattr(torch, 'hann_window')(n))"),
     "torch.nn class picked by name": module("self.t = getattr(torch.nn, 'ReLU')()", forward="return self.t(x)"),

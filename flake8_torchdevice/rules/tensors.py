@@ -576,6 +576,9 @@ class UnregisteredTensorAttribute(Rule):
       methods only named like builders (`_build_anchors`) count here too, and a
       builder-named method that takes data and that no `__init__` calls
       (`build_P_prime(self, batch_C_prime)`) reads at run time;
+    - a public attribute made while the module is built that the class itself never
+      reads (`self.centers = torch.zeros(n, d)`): its users read it (`model.centers`),
+      after the model was moved;
     - a cache that `forward` builds once (under `if self.mask is None:`,
       `if not hasattr(self, "mask"):`, with no device check), even with
       `device=x.device`: it keeps the device of the first call, and a model run once on
@@ -652,7 +655,9 @@ class UnregisteredTensorAttribute(Rule):
       methods that save, load or show it (`save_weights`, `export`, `__repr__`), or is
       read only as Python data (`if self.table[i]:`, `self.t.item()`, `self.t.shape`)
       or only as an index (`x[:, self.idx]`: a CPU index tensor indexes a tensor on any
-      device), so its device never meets the input.
+      device), so its device never meets the input. (An attribute the class never uses at
+      all is reported when it is public and only construction sets it, see above; not a
+      private one, nor one a loader sets too, like darknet's weight-file `header`.)
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
       `torch.tensor(2.0)` (unless made with `requires_grad=True`), `torch.Size`, dtypes,
       generators.
@@ -813,6 +818,20 @@ class UnregisteredTensorAttribute(Rule):
                     key = (a.name, a.method)
                     refreshes[key] = min(refreshes.get(key, a.order), a.order)
         stale: Set[str] = set()
+        # A public attribute set only while the module is built and never used by the class
+        # itself is there for its users (`model.centers` in the training script), who read
+        # it after the model was moved. (Not: one a loader or a run-time method sets too,
+        # like darknet's `header` of weight files.)
+        for cls in lineage:
+            for a in cls.assignments:
+                name = a.name
+                setters = {b.method for other in lineage for b in other.assignments if b.name == name}
+                if name.startswith("_") or not setters <= init_in_lineage or any(name in o.reads for o in lineage) \
+                        or any(b.element for other in lineage for b in other.assignments if b.name == name):
+                    continue
+                if not any(name in refs for other in lineage for method, refs in other.references.items()
+                           if method not in setters):
+                    stale.add(name)
         for name, entries in reads.items():
             resets = [(method, order) for (refreshed, method), order in refreshes.items() if refreshed == name
                       and not any(m == method and o < order for m, _, o in entries)]
