@@ -71,6 +71,8 @@ for _name in LEGACY_TYPES:
     RAISES[_name] = (f"torch.cuda.{_name}(2)", legacy_type_error(_name))
     RAISES[f"{_name}(data)"] = (f"torch.cuda.{_name}([1, 0])", legacy_type_error(_name))
 RAISES.update({
+    ".pin_memory()": ("torch.ones(2).pin_memory()",
+                      ("RuntimeError", "Cannot access accelerator device when none is available.")),
     ".type(torch.cuda.FloatTensor)": ("torch.ones(2).type(torch.cuda.FloatTensor)", NO_ATEN_CUDA),
     '.type("torch.cuda.FloatTensor")': ('torch.ones(2).type("torch.cuda.FloatTensor")', NO_ATEN_CUDA),
     "set_default_tensor_type(torch.cuda.FloatTensor)": (

@@ -214,7 +214,7 @@ class Net(nn.Module):
         self._setup()
 
     def _setup(self, x=None):
-        self.w = x + torch.ones(3)
+        self._w = x + torch.ones(3)
 
     def forward(self, x):
         return x + torch.zeros(3)

@@ -19,6 +19,10 @@ def tdv103(code: str, **options):
 
 
 REPORTED = {
+    # nanoGPT's get_batch: pinned, then moved without blocking
+    "pin_memory() of a tensor": (
+        "import torch\ndef get_batch(data, ix, device):\n    x = torch.stack([data[i] for i in ix])\n"
+        "    return x.pin_memory().to(device, non_blocking=True)\n", [(4, 11)]),
     "synchronize": ("import torch\ntorch.cuda.synchronize()\n", [(2, 0)]),
     "set_device with th alias": ("import torch as th\nth.cuda.set_device(args.local_rank)\n", [(2, 0)]),
     "from torch import cuda": ("from torch import cuda\nname = cuda.get_device_name(0)\n", [(2, 7)]),
@@ -71,6 +75,13 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "pin_memory() under a device test": (
+        "import torch\ndef get_batch(data, ix, device):\n    x = torch.stack([data[i] for i in ix])\n"
+        "    if device.type == 'cuda':\n        x = x.pin_memory().to(device, non_blocking=True)\n    return x\n"),
+    "a batch class's own pin_memory": (
+        "import torch\nclass Batch:\n    def __init__(self, x: torch.Tensor):\n        self.x = x\n"
+        "    def pin_memory(self):\n        x: torch.Tensor = self.x\n        self.x = x.pin_memory()\n        return self\n"),
+    "pin_memory() of something not known as a tensor": "def f(obj):\n    return obj.pin_memory()\n",
     "guarded by is_available": "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
     "guarded by device type": "import torch\nif device.type == 'cuda':\n    torch.cuda.synchronize()\n",
     "guarded by a flag": "import torch\nif args.cuda:\n    torch.cuda.set_device(args.gpu)\n",

@@ -94,7 +94,7 @@ TENSOR_ONLY_METHODS = frozenset({
     "scatter_add", "scatter_add_", "narrow", "unbind", "bmm", "softmax", "log_softmax", "sigmoid",
     "clamp", "clamp_", "clamp_min", "clamp_max", "long", "int", "bool", "byte", "topk", "chunk",
     "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
-    "zero_", "fill_", "uniform_", "normal_", "numpy", "pin_memory", "is_floating_point", "numel",
+    "zero_", "fill_", "uniform_", "normal_", "numpy", "is_floating_point", "numel",
     "size",  # called: arrays and images have `.size` as an attribute
 })
 # Methods of a tensor that do not return a tensor.

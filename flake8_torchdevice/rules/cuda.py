@@ -434,7 +434,9 @@ class CudaOnlyApi(Rule):
       (`Tensor = torch.cuda.FloatTensor if torch.cuda.is_available else torch.FloatTensor`:
       without the call the test is always true, so the type is always CUDA's);
     - `pin_memory=True` in a tensor factory (`torch.zeros`, `torch.empty`, `torch.tensor`,
-      the `*_like` factories, `x.new_zeros(...)`, ...).
+      the `*_like` factories, `x.new_zeros(...)`, ...), and `x.pin_memory()` of a tensor
+      (`x.pin_memory().to(device, non_blocking=True)`), outside a batch class's own
+      `pin_memory` method.
 
     ## Why is this bad
     Each of these raises on a build of PyTorch without CUDA (measured on CPU-only
@@ -446,7 +448,8 @@ class CudaOnlyApi(Rule):
     not available. Torch not compiled with CUDA enabled.`, and
     `torch.zeros(2, pin_memory=True)` raises `RuntimeError: pin_memory=True requires a
     CUDA or other accelerator backend; no pinned memory allocator is available on this
-    system.` With a CUDA build on a machine without a GPU they raise `RuntimeError: No
+    system.`, `torch.ones(2).pin_memory()` `RuntimeError: Cannot access accelerator device
+    when none is available.` With a CUDA build on a machine without a GPU they raise `RuntimeError: No
     CUDA GPUs are available` or `Found no NVIDIA driver`.
 
     ## Example
@@ -512,7 +515,7 @@ class CudaOnlyApi(Rule):
                 r"set_default_tensor_type)\b|\b(Stream|Event|init)\s*\(|cuda\.device\b|"
                 # `from torch.cuda import device` makes a bare `device(0)` the CUDA-only call
                 r"cuda\s+import\s+\(?[\w\s,]*\bdevice\b|"
-                r"\b(BFloat16|Bool|Byte|Char|Double|Float|Half|Int|Long|Short)Tensor\b|pin_memory\s*=\s*True)")
+                r"\b(BFloat16|Bool|Byte|Char|Double|Float|Half|Int|Long|Short)Tensor\b|pin_memory\s*(?:=\s*True|\(\s*\)))")
     trigger_words = ("synchronize", "set_device", "current_device", "get_device_", "mem_get_info", "reset_peak",
                      "reset_max", "current_stream", "default_stream", "ipc_collect", "get_rng_state", "initial_seed",
                      "CUDAGraph", "set_default_tensor_type", "Stream", "Event", "cuda", "pin_memory",
@@ -558,6 +561,14 @@ class CudaOnlyApi(Rule):
             argument = first_argument(node, "dtype" if method_call(node, "type") is not None else "t")
             if argument is not None and isinstance(argument, (cst.SimpleString, cst.ConcatenatedString)):
                 self._report_type_use(argument, node)  # the type by name: `.type("torch.cuda.FloatTensor")`
+        pinned = method_call(node, "pin_memory")
+        if pinned is not None and not node.args and self.ctx.kinds.is_tensor(pinned) \
+                and getattr(self.ctx.current_function, "name", None) is not None \
+                and self.ctx.current_function.name.value == "pin_memory":
+            pinned = None  # a batch class's own `pin_memory()`: the DataLoader calls it only when it pins
+        if pinned is not None and not node.args and self.ctx.kinds.is_tensor(pinned):
+            self.report(node, ".pin_memory() raises without CUDA or another accelerator; call it only under "
+                              'a CUDA guard (if device.type == "cuda":)')
         pin = keyword(node, "pin_memory")
         if pin is not None and isinstance(pin.value, cst.Name) and pin.value.value == "True":
             factory = (prefix == "torch" and name in PIN_MEMORY_FACTORIES) or (
