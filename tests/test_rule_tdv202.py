@@ -40,6 +40,11 @@ REPORTED = {
     "tensor op of fixed tensors": (module("self.t = torch.triu(torch.ones(n, n), diagonal=1)"), [(7, 8)]),
     # pytorch/examples' centre loss: set while built, never used by the class: its users read it
     "public attribute the class never reads": (module("self.t = torch.zeros(n, 2)", forward="return x"), [(7, 8)]),
+    # Rainbow's noisy layer: the pre-0.4 `Variable(t)` wrapper is t
+    "Variable of a factory": (module("self.t = torch.autograd.Variable(torch.randn(n))"), [(7, 8)]),
+    "Variable of what a helper method returns": (
+        module("self.t = torch.autograd.Variable(self._noise(n))",
+               extra="def _noise(self, n):\n    x = torch.randn(n)\n    return x.sign()"), [(7, 8)]),
     # ludwig: a 0-dim tensor made to be trained is the model's, not a constant
     "0-dim tensor with requires_grad": (module("self.t = torch.tensor(1.5, requires_grad=True)"), [(7, 8)]),
     # ParallelWaveGAN: a window function picked by name

@@ -21,6 +21,10 @@ def function(body: str, params: str = "model, loader, device") -> str:
 
 
 REPORTED = {
+    # torch's functions compute tensors: `torch.max(a, b)` rebinding a tensor keeps it one
+    "rebound by torch.max of two tensors": (
+        "import torch\ndef largest(loader, device):\n    m = torch.Tensor([0.0])\n    for data in loader:\n"
+        "        m = torch.max(m, torch.max(data.edge_attr))\n    m.to(device)\n    return m\n", [(6, 4)]),
     # what the file's functions return is read from the whole file, also the functions
     # the fast path leaves out of the parse (analysis/project.py)
     "attribute from a function of the file": (
@@ -135,7 +139,7 @@ REPORTED = {
         "        if self.device: x.to(self.device)\n        return self.model(x)\n", [(4, 24)]),
     "legacy constructor and Variable": (
         "import torch\nfrom torch.autograd import Variable\ndef run(device):\n    a = torch.Tensor(3)\n"
-        "    a.cuda()\n    v = Variable(a)\n    v.cuda()\n", [(5, 4)]),
+        "    a.cuda()\n    v = Variable(a)\n    v.cuda()\n", [(5, 4), (7, 4)]),
     "tokenizer result with return_tensors": (function("""\
         enc = tokenizer(texts, return_tensors="pt", padding=True)
         enc["input_ids"].to(device)
@@ -198,6 +202,9 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "torch's settings and queries are no tensors": (
+        "import torch\ndef f(device):\n    g = torch.get_default_dtype()\n    s = torch.no_grad()\n"
+        "    g.to(device)\n    s.to(device)\n"),
     "narrowing ends with its arm": function("""\
         if torch.is_tensor(alpha):
             pass

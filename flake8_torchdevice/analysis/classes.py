@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Set,
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import TO_PYTHON
+from .kinds import TO_PYTHON, VARIABLE
 from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, method_call,
                      string_value)
 
@@ -475,7 +475,9 @@ class ClassFacts:
                                                     order=self._next_order()))
 
     def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:
-        """`m` of `self.m(...)`."""
+        """`m` of `self.m(...)` (also wrapped: `Variable(self.m(...))`)."""
+        if isinstance(value, cst.Call) and value.args and self.ctx.resolve(value.func) in VARIABLE:
+            value = value.args[0].value
         if isinstance(value, cst.Call):
             return self._self_attribute(value.func)
         return None

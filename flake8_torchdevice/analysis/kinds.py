@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Pro
 import libcst as cst
 
 from .devices import is_device_name
-from .project import ARRAY, ARRAY_CALLS
+from .project import ARRAY, ARRAY_CALLS, returns_tensor
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, number_value, positional_args,
                      string_value)
 
@@ -81,6 +81,8 @@ TENSOR_FUNCTIONS = frozenset(FACTORIES) | {
     "transpose", "permute", "reshape", "flatten", "unsqueeze", "squeeze", "chunk", "split", "bucketize",
     "searchsorted", "cdist", "norm", "randn_like", "erfinv", "logical_not", "logical_and", "logical_or",
 }
+# The pre-0.4 wrapper of a tensor: `Variable(t)` is `t`.
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # Legacy typed constructors: `torch.FloatTensor(3)` is a CPU tensor.
 LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
                                  "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
@@ -311,8 +313,10 @@ class ValueKinds:
             if qualified == "torch.device":
                 return DEVICE
             head, _, last = qualified.rpartition(".")
-            if head == "torch" and (last in TENSOR_FUNCTIONS or last in LEGACY_TENSOR_TYPES):
-                return TENSOR
+            if head == "torch" and (last in TENSOR_FUNCTIONS or last in LEGACY_TENSOR_TYPES or returns_tensor(last)):
+                return TENSOR  # also `torch.max(a, b)`, `torch.diagonal(x)`: torch's functions compute tensors
+            if qualified in VARIABLE and call.args:
+                return self.kind_of(call.args[0].value)  # `Variable(t)` is t
             if head == "torch.nn.functional":
                 return TENSOR
             if qualified.startswith("torch.nn.") and last[:1].isupper():
@@ -446,6 +450,8 @@ class ValueKinds:
         if self._is_dynamic_torch_function(call):
             return any_device or (keyword(call, "device") is None and not has_star_kwargs(call))
         qualified = self.ctx.resolve(call.func)
+        if qualified in VARIABLE:
+            return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)  # `Variable(t)` is t
         if qualified is not None:
             head, _, last = qualified.rpartition(".")
             if head != "torch" and head != "torch.nn.functional":
