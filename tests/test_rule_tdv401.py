@@ -15,6 +15,14 @@ def tdv401(code: str, **options):
 
 
 REPORTED = {
+    # deep-learning-for-image-processing's SSD: the file's builder returns the model it made, unmoved
+    "built by a function of the file that returns it unmoved": (
+        "import torch\nimport torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "class Net(nn.Module):\n    pass\n"
+        "def create_model(n, device):\n    model = Net()\n    model.load_state_dict(torch.load('w.pt', map_location=device))\n"
+        "    return model\n"
+        "def main(gpu, device):\n    model = create_model(3, device)\n    model = DDP(model, device_ids=[gpu])\n",
+        [(12, 12)]),
     "import torch.nn as nn": ("import torch.nn as nn\nmodel = Net()\nmodel = nn.DataParallel(model)\n", [(3, 8)]),
     "from torch import nn": ("from torch import nn\nmodel = Net()\nmodel = nn.DataParallel(model)\n", [(3, 8)]),
     "from torch.nn import DataParallel as DP": (
@@ -161,6 +169,15 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "built by a function of the file that moves it": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "class Net(nn.Module):\n    pass\n"
+        "def create_model(device):\n    model = Net()\n    model.to(device)\n    return model\n"
+        "def main(gpu, device):\n    model = create_model(device)\n    model = DDP(model, device_ids=[gpu])\n"),
+    "built by a function whose result is unknown": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "def create_model(cfg):\n    return REGISTRY.build(cfg)\n"
+        "def main(gpu, cfg):\n    model = create_model(cfg)\n    model = DDP(model, device_ids=[gpu])\n"),
     "moved before, statement": "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
     "moved before, assignment": "import torch.nn as nn\nmodel = Net().to(device)\nmodel = nn.DataParallel(model)\n",
     "moved before with cuda()": "import torch.nn as nn\nmodel = Net()\nmodel.cuda()\nmodel = nn.DataParallel(model)\n",

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu)
+from ..analysis.kinds import MODULE
 from ..analysis.syntax import walk_ast
 from .base import Fix, Rule, names_read
 
@@ -103,7 +104,8 @@ class WrapBeforeMove(Rule):
     - A module handed in from outside (a parameter, `self.model` outside
       `__init__` or bound from a parameter in it) or returned by a helper
       (`model = build(cfg)`) that this scope does not move later: it may have been
-      moved already.
+      moved already. (Not when the helper is a function of the project whose every
+      return is a module it built and never moved: `m = SSD300(...); ...; return m`.)
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
       put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
       it may move it before its first forward (unless a caller is seen running it
@@ -335,7 +337,12 @@ class WrapBeforeMove(Rule):
         earlier in this file, moves itself or its layers to a device while it is built
         (`self.fc = nn.Linear(2, 2).cuda(rank)` in `__init__`)."""
         constructor = _constructor(call)
-        if constructor is None or self.ctx.builds_moved(constructor):
+        if constructor is None:
+            # `model = create_model(cfg)`: a function of the project whose every return is
+            # a module it built and never moved (`m = SSD300(...); ...; return m`)
+            return (isinstance(call.func, (cst.Name, cst.Attribute)) and not self.ctx.builds_moved(call)
+                    and self.ctx.project_says(call.func, "returns") == MODULE)
+        if self.ctx.builds_moved(constructor):
             return False
         info = self.ctx.class_facts.by_name.get(last_identifier(constructor.func) or "")
         return info is None or not info.moves_itself_when_built()
