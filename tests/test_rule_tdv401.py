@@ -174,6 +174,11 @@ NOT_REPORTED = {
         "class Net(nn.Module):\n    pass\n"
         "def create_model(device):\n    model = Net()\n    model.to(device)\n    return model\n"
         "def main(gpu, device):\n    model = create_model(device)\n    model = DDP(model, device_ids=[gpu])\n"),
+    # pix2pixHD: `initialize()` builds the networks and moves them; the builder returns the module it set up
+    "built by a function that sets it up with its own method": (
+        "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n"
+        "def create_model(opt):\n    model = Net()\n    model.initialize(opt)\n    return model\n"
+        "model = create_model(opt)\nmodel = nn.DataParallel(model)\n"),
     "built by a function whose result is unknown": (
         "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
         "def create_model(cfg):\n    return REGISTRY.build(cfg)\n"

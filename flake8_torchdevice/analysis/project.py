@@ -74,6 +74,9 @@ class FileSummary:
     returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
+    # functions returning a local that one of its own methods set up (`model.initialize(opt)`):
+    # a module returned so may have been moved by it
+    set_up_returns: Set[str] = field(default_factory=set)
     savers: Set[str] = field(default_factory=set)  # functions, methods and classes that call torch.save
     # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` / `torch.set_default_device(...)`
     # at the module's level (also under `if __name__ == "__main__":`): factories follow it
@@ -147,6 +150,10 @@ _SAME_KIND_METHODS = frozenset({"fill_", "zero_", "float", "double", "half", "lo
                                 "permute", "detach", "clone", "requires_grad_", "eval", "train"})
 # Reductions and element-wise math: of a call's result (`torch.diagonal(x).sum(-1)`) the
 # same kind again. Not of a name: `torch.log(t)` is no method of a `torch` value.
+# Module methods that never move it: calling one as a statement leaves a new module on the CPU.
+_NON_MOVING_METHODS = frozenset({"load_state_dict", "eval", "train", "requires_grad_", "zero_grad", "float", "half",
+                                 "double", "bfloat16", "register_buffer", "register_parameter", "add_module",
+                                 "apply", "share_memory", "register_forward_hook", "register_forward_pre_hook"})
 _SAME_KIND_MATH = frozenset({"sum", "mean", "prod", "abs", "exp", "log", "sqrt", "pow", "clamp", "clip", "flatten",
                              "repeat", "expand", "softmax", "sigmoid", "tanh", "cumsum"})
 
@@ -170,6 +177,7 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     first = params[0] if params else None
     key = owner + function.name
     moved_names: Set[str] = set()
+    set_up: Set[str] = set()  # locals one of their own methods was called on, as a statement
     returned: List[ast.AST] = []
     assignments: Dict[str, List[Tuple[int, ast.AST]]] = {}  # name -> (line, value) of `name = value`
     for node in _own_statements(function):
@@ -184,10 +192,16 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and summary.qualify(_dotted(node.value.func) or "") == "torch.save":
             summary.savers.add(key)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and isinstance(node.value.func.value, ast.Name) \
+                and node.value.func.attr not in _NON_MOVING_METHODS and not _is_move(node.value):
+            set_up.add(node.value.func.value.id)  # `model.initialize(opt)`
     callees: List[str] = []
     for value in returned:
         for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             arm = _chain_root(arm)  # `return grid.float()`: what `grid` is
+            if isinstance(arm, ast.Name) and arm.id in set_up:
+                summary.set_up_returns.add(key)
             if isinstance(arm, ast.Name) and arm.id != first and arm.id not in moved_names:
                 # `pe = torch.zeros(n, d); ...; return pe`: what the name was last bound to
                 earlier = [(line, bound) for line, bound in assignments.get(arm.id, ()) if line < value.lineno]
@@ -668,7 +682,10 @@ class ProjectIndex:
         kinds = self._returned_kinds(found, depth)
         if found.name in summary.moved_returns:
             return None  # `return x.cuda()`: placement is known (`returns_moved`), not the kind
-        return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+        kind = kinds.pop() if len(kinds) == 1 and None not in kinds else None
+        if kind == MODULE and found.name in summary.set_up_returns:
+            return None  # `model.initialize(opt); return model`: set up by its own code, maybe moved there
+        return kind
 
     def _returned_kinds(self, found: _Definition, depth: int) -> Set[Optional[str]]:
         kinds: Set[Optional[str]] = set()
