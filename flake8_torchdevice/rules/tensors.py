@@ -956,12 +956,14 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
     nodes = list(walk_ast(function))
     assigns = [sub for sub in nodes if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None]
     returns = [sub.value for sub in nodes if isinstance(sub, ast.Return) and sub.value is not None]
-    stores = any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) for sub in assigns for t in _ast_targets(sub))
+    stores = any(_stores_attribute(t) for sub in assigns for t in _ast_targets(sub))
     if not stores and not returns:
         return False, False
     calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
-    # arguments of registration, and iterables of comprehensions, never end up on self as a new tensor
-    excluded = {id(arg) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args}
+    # arguments of registration (`nn.Parameter(scale * torch.ones(d))` too), and iterables
+    # of comprehensions, never end up on self as a new tensor
+    excluded = {id(sub) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args
+                for sub in walk_ast(arg)}
     excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
     factories = {id(call) for call in calls if id(call) not in excluded and (
         ((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases or _ast_is_dynamic_torch(call))
@@ -983,7 +985,7 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
             if names - tainted and made_from_factory(sub.value):
                 tainted |= names
                 changed = True
-    stored = stores and any(isinstance(t, (ast.Attribute, ast.Tuple, ast.List)) and made_from_factory(sub.value)
+    stored = stores and any(_stores_attribute(t) and made_from_factory(sub.value)
                             for sub in assigns for t in _ast_targets(sub))
     return stored, any(made_from_factory(value) for value in returns)
 
@@ -993,6 +995,14 @@ def _ast_is_dynamic_torch(call: ast.Call) -> bool:
     inner = call.func
     return (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "getattr"
             and len(inner.args) >= 2 and isinstance(inner.args[0], ast.Name) and inner.args[0].id == "torch")
+
+
+def _stores_attribute(target: ast.AST) -> bool:
+    """`self.x = ...`, `self.x, y = ...`: a target that sets an attribute (`x, y = ...`
+    sets none: the names it binds count only once stored, through `tainted`)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_stores_attribute(element) for element in target.elts)
+    return isinstance(target, ast.Attribute) or (isinstance(target, ast.Starred) and _stores_attribute(target.value))
 
 
 def _ast_targets(statement: ast.AST) -> list:
