@@ -309,10 +309,14 @@ class TensorOrigins:
             if qualified is not None and not (is_tensor_op(qualified) and callee not in FACTORIES
                                               and returns_tensor(callee)):
                 return False  # only torch's ops compute where their tensors are: `torch.stack([a, b])`
-            values = [arg.value for arg in node.args if arg.keyword is None]
-            if qualified is not None:  # the tensors in `torch.cat([a, b])`
-                values = [e.value for v in values for e in (v.elements if isinstance(v, (cst.List, cst.Tuple))
-                                                            else [cst.Element(v)])]
+            values: List[cst.BaseExpression] = []
+            for arg in node.args:
+                if arg.keyword is not None:
+                    continue
+                if qualified is not None and isinstance(arg.value, (cst.List, cst.Tuple)):
+                    values.extend(element.value for element in arg.value.elements)  # `torch.cat([a, b])`
+                else:
+                    values.append(arg.value)
             return any(self.is_on_device(value) for value in values)
         return False
 
