@@ -472,6 +472,10 @@ ORIGINS_NOT_REPORTED = {
     "a file function of unknown result": (
         "import torch\ndef load_stats(path):\n    return read(path)\n"
         "def condition(x, path):\n    scale = load_stats(path)\n    return scale + torch.eye(3)\n"),
+    # PyTorch's test utilities: a builder-named function of untyped inputs builds test data
+    "builder-named function without tensor annotations": (
+        "import torch\ndef get_sparse_data(pattern):\n    idx = torch.stack(torch.where(pattern != 0))\n"
+        "    crow = torch.zeros(pattern.shape[0] + 1)\n    return (crow, idx[1])\n"),
     "nested in a builder method": (
         "import torch\nclass B:\n    def build_grid(self, x: torch.Tensor):\n"
         "        def inner(n):\n            return torch.arange(n)\n        return inner(3)\n"),

@@ -45,7 +45,7 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import FACTORIES, TO_PYTHON, KindsContext, ValueKinds, is_dtype
+from .kinds import FACTORIES, TENSOR, TO_PYTHON, KindsContext, ValueKinds, annotation_kind, is_dtype
 from .syntax import (dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, parameter_names)
 
@@ -174,9 +174,11 @@ class TensorOrigins:
                                  and not _DATA_PIPELINE_RE.search(info.node.name.value)
                                  and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or ""
                                                                            for b in info.node.bases)))
-        # (a method named like a builder runs while its object is built; a plain function
-        # that receives tensors computes on them whatever its name: `_create_or_accumulate(p, g)`)
-        builder = info is not None and (_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name))
+        # (a method named like a builder runs while its object is built; a plain function so
+        # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
+        # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
+        builder = bool(_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name)) and (
+            info is not None or not any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs))
         frame.helper = (not sensitive and plain and bool(inputs) and not builder
                         and not _DATA_PIPELINE_RE.search(name))
         self._frames.append(frame)
