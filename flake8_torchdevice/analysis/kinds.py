@@ -313,7 +313,7 @@ class ValueKinds:
             if qualified == "torch.device":
                 return DEVICE
             head, _, last = qualified.rpartition(".")
-            if head == "torch" and (last in TENSOR_FUNCTIONS or last in LEGACY_TENSOR_TYPES or returns_tensor(last)):
+            if head == "torch" and (last in LEGACY_TENSOR_TYPES or returns_tensor(last)):
                 return TENSOR  # also `torch.max(a, b)`, `torch.diagonal(x)`: torch's functions compute tensors
             if qualified in VARIABLE and call.args:
                 return self.kind_of(call.args[0].value)  # `Variable(t)` is t

@@ -30,17 +30,14 @@ from typing import Dict, List, Optional, Set, Tuple
 TENSOR, MODULE = "tensor", "module"
 ARRAY = "array"  # a NumPy array (or what `np.*` returns): data, never a single number
 
-# torch.<name>(...) that make or compute a tensor (a summary needs only the common ones).
-_TENSOR_CALLS = frozenset({
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "from_numpy", "cat", "stack", "triu", "tril", "where",
-    "Tensor", "FloatTensor", "LongTensor", "BoolTensor", "zeros_like", "ones_like", "exp", "log",
-})
+# torch's legacy typed constructors (`torch.FloatTensor(n)`); its lower-case functions are
+# `returns_tensor`.
+_TENSOR_CALLS = frozenset({"Tensor", "FloatTensor", "LongTensor", "BoolTensor"})
 # torch.<name>(...) that return no tensor (nor a tuple of them): settings, queries, I/O, contexts.
 NOT_TENSOR_RESULTS = frozenset({"numel", "load", "save", "device", "no_grad", "enable_grad", "inference_mode",
                                 "compile", "typename", "result_type", "promote_types", "can_cast", "Size",
                                 "Generator", "autocast", "broadcast_shapes", "finfo", "iinfo", "dtype", "vmap",
-                                "cond", "seed", "initial_seed", "equal", "allclose", "tensordot_out"})
+                                "cond", "seed", "initial_seed", "equal", "allclose"})
 NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_", "_")
 
 

@@ -562,11 +562,10 @@ class CudaOnlyApi(Rule):
             if argument is not None and isinstance(argument, (cst.SimpleString, cst.ConcatenatedString)):
                 self._report_type_use(argument, node)  # the type by name: `.type("torch.cuda.FloatTensor")`
         pinned = method_call(node, "pin_memory")
+        function = self.ctx.current_function
+        # (not in a batch class's own `pin_memory()`: the DataLoader calls it only when it pins)
         if pinned is not None and not node.args and self.ctx.kinds.is_tensor(pinned) \
-                and getattr(self.ctx.current_function, "name", None) is not None \
-                and self.ctx.current_function.name.value == "pin_memory":
-            pinned = None  # a batch class's own `pin_memory()`: the DataLoader calls it only when it pins
-        if pinned is not None and not node.args and self.ctx.kinds.is_tensor(pinned):
+                and (function is None or function.name.value != "pin_memory"):
             self.report(node, ".pin_memory() raises without CUDA or another accelerator; call it only under "
                               'a CUDA guard (if device.type == "cuda":)')
         pin = keyword(node, "pin_memory")
