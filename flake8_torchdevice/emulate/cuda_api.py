@@ -91,6 +91,9 @@ class Stream:
     def query(self) -> bool:
         return True
 
+    def is_capturing(self) -> bool:
+        return False  # no CUDA graphs are ever captured here
+
     def __enter__(self) -> "Stream":
         return self
 
@@ -212,6 +215,9 @@ def patches() -> List[Tuple[Any, str, Any]]:
         "device": device,
         "Stream": Stream, "Event": Event, "stream": _StreamContext,
         "current_stream": _stream, "default_stream": _stream,
+        # Optimizers ask before each step (torch 2.11 through torch.cuda; a CUDA build of
+        # PyTorch would ask the CUDA runtime, which has no device here).
+        "is_current_stream_capturing": lambda: False,
         # A program may save and restore the GPU's generator state with its checkpoints.
         "get_rng_state": _rng_state,
         "get_rng_state_all": lambda: [_rng_state(i) for i in range(state.devices)],
@@ -243,6 +249,8 @@ def patches() -> List[Tuple[Any, str, Any]]:
         (accelerator, "set_device_index", set_device),
         (accelerator, "set_device_idx", set_device),
         (accelerator, "synchronize", _constant(None)),
+        (accelerator, "current_stream", _stream),
+        (torch.cuda.graphs, "is_current_stream_capturing", lambda: False),
         # Pinned host memory is plain host memory here; the DataLoader's pinning thread
         # runs outside the session's mode, so the method itself is replaced.
         (torch.Tensor, "pin_memory", lambda self, device=None: self if isinstance(self, EmulatedTensor)
