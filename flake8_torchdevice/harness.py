@@ -49,6 +49,10 @@ Per fixture, the harness checks:
 A fixture whose bug cannot show on a CPU-only machine says so in bad.py's
 docstring, on a line `No CPU-only failure: <reason>`. Its bad.py must then run
 cleanly CPU-only (the claim is checked too), and it must fail on the accelerator (step 5).
+A bug that shows only with two GPUs says so in a paragraph `Needs two GPUs: <reason>`:
+on a machine with one GPU, step 5 runs that bad.py on the emulated GPU (two devices)
+instead, and the row says so below it; good.py and the fixed program still run on the GPU.
+`.ci/gpu-check` runs the harness on a machine with a GPU (CI has none).
 
 Every subprocess has a timeout: one hanging fixture cannot hang the harness.
 The harness imports torch only to ask whether an accelerator is present and in
@@ -114,6 +118,9 @@ DEVICE_MISMATCH = (
     ("RuntimeError", r"^Expected all tensors to be on the same device"),
     ("RuntimeError", r"^Input type \(\S+\) and (weight|bias) type \(\S+\) should be the same"),  # convolutions
     ("RuntimeError", r"^indices should be either on cpu or on the same device as the indexed tensor"),
+    # Kernels with their own check (seen on a real GPU: tests/test_emulate_conformance.py, TDV_CONFORMANCE=gpu)
+    ("RuntimeError", r"^expected self and mask to be on the same device"),  # masked_fill
+    ("RuntimeError", r"^expected device cuda:\d+ but got device cpu for value tensor"),  # index_put_(accumulate)
 )
 CUDA_ONLY_API = CUDA_UNAVAILABLE + (  # torch 2.13 CPU builds (tests/test_cuda_only_apis.py)
     ("TypeError", r"^type torch\.cuda\.\w+ not available\. Torch not compiled with CUDA enabled"),  # legacy types
@@ -205,6 +212,7 @@ class Result:
     # Why bad.py cannot fail CPU-only, from its docstring; None: it must fail there.
     gpu_only: Optional[str] = None
     problems: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)  # what the row cannot say, said below it
 
     def row(self) -> str:
         bad = self.bad
@@ -281,6 +289,13 @@ def accelerator_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def gpu_count() -> int:
+    """The machine's GPUs (asked only once a GPU is known to be there)."""
+    import torch
+
+    return torch.cuda.device_count()
+
+
 def _env(hide_cuda: bool) -> Dict[str, str]:
     env = dict(os.environ)
     env.pop(DEVICE_ENV, None)  # the programs choose their device as user code does
@@ -346,12 +361,22 @@ def matches(run: Run, rule: RuleRun) -> bool:
                for kind, pattern in rule.errors)
 
 
-def no_cpu_failure_reason(path: str) -> Optional[str]:
-    """The reason given in bad.py's docstring, on a line `No CPU-only failure: <reason>`."""
+def docstring_reason(path: str, label: str) -> Optional[str]:
+    """The reason given in a program's docstring in a paragraph `<label>: <reason>`."""
     with open(path, encoding="utf-8") as handle:
         docstring = ast.get_docstring(ast.parse(handle.read(), path)) or ""
-    match = re.search(r"^No CPU-only failure:\s*(.+?)(?:\n\s*\n|\Z)", docstring, re.M | re.S)
+    match = re.search(rf"^{re.escape(label)}:\s*(.+?)(?:\n\s*\n|\Z)", docstring, re.M | re.S)
     return " ".join(match.group(1).split()) if match else None
+
+
+def no_cpu_failure_reason(path: str) -> Optional[str]:
+    """Why bad.py cannot fail CPU-only (`No CPU-only failure: <reason>` in its docstring)."""
+    return docstring_reason(path, "No CPU-only failure")
+
+
+def two_gpus_reason(path: str) -> Optional[str]:
+    """Why bad.py fails only where two GPUs exist (`Needs two GPUs: <reason>`)."""
+    return docstring_reason(path, "Needs two GPUs")
 
 
 def raises_on_purpose(path: str) -> Optional[int]:
@@ -487,9 +512,15 @@ def run_fixture(folder: str, timeout: float = DEFAULT_TIMEOUT, gpu: Optional[boo
         if good_there_run.status != "passed":
             result.problems.append(f"good.py on the {accelerator} {good_there_run.status}: {good_there_run.error}")
         if rule.fails_on_gpu or result.gpu_only is not None:
-            bad_there = result.bad if first == accelerator else run_program("bad.py", work, timeout, accelerator)
+            where = accelerator
+            if accelerator == GPU and two_gpus_reason(bad) is not None and gpu_count() < EMULATED_DEVICES:
+                # The emulator has two devices; a one-GPU machine cannot show this bug.
+                where = EMULATED
+                result.notes.append(f"bad.py needs two GPUs and this machine has {gpu_count()}: "
+                                    f"it fails on the {EMULATED} instead")
+            bad_there = result.bad if first == where else run_program("bad.py", work, timeout, where)
             if not matches(bad_there, rule):
-                result.problems.append(f"bad.py on the {accelerator} did not fail the same way: {bad_there.error}")
+                result.problems.append(f"bad.py on the {where} did not fail the same way: {bad_there.error}")
         result.accelerator = f"{accelerator}, {'passed' if len(result.problems) == before else 'failed'}"
     return _finish(result)
 
@@ -583,6 +614,7 @@ def report(data: Dict[str, Any]) -> str:
         lines.append(fixture["row"])
         if fixture["gpu_only"]:
             lines.append(f"    no CPU-only failure: {fixture['gpu_only']}")
+        lines += [f"    {note}" for note in fixture.get("notes", ())]
         lines += [f"    {problem}" for problem in fixture["problems"]]
     for code, reason in data["no_cpu_failure"].items():
         lines.append(f"---- {code}: no CPU-only failure exists: {reason}")

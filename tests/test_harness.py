@@ -261,6 +261,10 @@ def test_readme_markers_are_appended_when_missing_and_failures_are_refused(tmp_p
                                "devices, cuda:0 and cpu!", True),
     ("TDV201", "RuntimeError", "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be "
                                "the same or input should be a MKLDNN tensor and weight is a dense tensor", True),
+    # the messages of kernels with their own check, as a real GPU gave them
+    ("TDV202", "RuntimeError", "expected self and mask to be on the same device, but got mask on cpu and self "
+                               "on cuda:0", True),
+    ("TDV201", "RuntimeError", "expected device cuda:0 but got device cpu for value tensor", True),
     # the retired `meta` stand-in's message is no GPU's
     ("TDV201", "RuntimeError", "Tensor on device cpu is not on the expected device meta!", False),
     ("TDV201", "RuntimeError", "Torch not compiled with CUDA enabled", False),  # another rule's error
@@ -313,6 +317,19 @@ def test_accelerator_step_says_when_a_bug_does_not_show_there():
     result = harness.run_fixture(fixture("TDV201_class_weights"), gpu=True)
     assert result.accelerator == "GPU, failed" and not result.passed
     assert result.problems == ["bad.py on the GPU did not fail the same way: no exception"]
+
+
+def test_a_two_gpu_bug_on_a_one_gpu_machine_fails_on_the_emulated_gpu_instead(monkeypatch):
+    # One "GPU" (a plain CPU run here): DataParallel would move the module itself, so
+    # the fixture's `Needs two GPUs:` paragraph sends bad.py's step 5 to the emulator.
+    monkeypatch.setattr(harness, "gpu_count", lambda: 1)
+    result = harness.run_fixture(fixture("TDV401_data_parallel"), gpu=True)
+    assert result.passed, result.problems
+    assert result.accelerator == "GPU, passed"
+    assert result.notes == ["bad.py needs two GPUs and this machine has 1: it fails on the emulated GPU instead"]
+    monkeypatch.setattr(harness, "gpu_count", lambda: 2)
+    result = harness.run_fixture(fixture("TDV401_data_parallel"), gpu=True)
+    assert result.problems == ["bad.py on the GPU did not fail the same way: no exception"] and not result.notes
 
 
 def test_an_autofix_is_run_and_checked(monkeypatch):

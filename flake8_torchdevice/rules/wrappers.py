@@ -68,7 +68,8 @@ class WrapBeforeMove(Rule):
     parameter and buffer is on `device_ids[0]`, and raises `RuntimeError: module
     must have its parameters and buffers on device cuda:0 (device_ids[0]) but found
     one of them on device: cpu` when it is not. On a machine without CUDA,
-    `DataParallel` just runs the module, so only a GPU run shows the bug.
+    `DataParallel` just runs the module, and with a single GPU it moves the module
+    to `cuda:0` itself, so only a machine with two or more GPUs shows the bug.
 
     ## Example
     ```python
