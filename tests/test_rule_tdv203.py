@@ -193,6 +193,23 @@ REPORTED = {
         "        grid = torch.stack(torch.meshgrid(torch.arange(n), torch.arange(n)))\n"
         "        return grid.to(dtype=torch.float)\n    def forward(self, f):\n"
         "        self.grid.to(device=f.device)\n        return f + self.grid\n", [(11, 8)]),
+    # a batch taken with next(): of iter(loader), of an iterator bound from one, of a loader iterator
+    "batch from next(iter(loader))": (function("""\
+        x, y = next(iter(loader))
+        x.cuda(non_blocking=True)
+        batch = next(iter(loader))
+        a, b = batch
+        b.to(device)
+        """), [(4, 4), (7, 4)]),
+    "batch from next() of an iterator over a loader": (function("""\
+        it = iter(loader)
+        for step in range(10):
+            images, labels = next(it)
+            labels.to(device)
+        """), [(6, 8)]),
+    "batch from next() of a trainer's loader iterator": (
+        "class Trainer:\n    def step(self, device):\n        real, labels = next(self.train_iter)\n"
+        "        real.to(device)\n        return real\n", [(4, 8)]),
 }
 
 
@@ -325,6 +342,18 @@ NOT_REPORTED = {
     "index of enumerate over a numbered loader": function("""\
         for i, x in enumerate(loader_2):
             i.to(device)
+        """),
+    # a whole batch may be an object that moves in place (PyG `Batch`), and next() of an
+    # iterator that is not a loader's yields anything
+    "whole batch from next(iter(loader))": function("""\
+        data = next(iter(loader))
+        data.to(device)
+        """),
+    "next() of other iterators": function("""\
+        a, b = next(pairs)
+        a.to(device)
+        step = next(self.counter)
+        step.to(device)
         """),
 }
 

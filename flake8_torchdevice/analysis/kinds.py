@@ -8,7 +8,8 @@ was last bound to, in statement order:
   (`torch.cat`, `F.pad`, arithmetic with a tensor, `t.float()` chains), parameters
   annotated `torch.Tensor`, names used with a method only tensors have
   (`x.unsqueeze(0)`), the values unpacked from a `DataLoader` loop
-  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`), items of a
+  (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`) or from `next()`
+  of one (`x, y = next(iter(loader))`, `next(self.train_iter)`), items of a
   batch (`batch["x"]`) or of `tokenizer(..., return_tensors="pt")`, array indexing
   (`x[:, -n:]`), and the items of `xs: Tuple[torch.Tensor, ...]`;
 - modules: constructors of `torch.nn` classes and of the file's own `nn.Module`
@@ -125,6 +126,9 @@ _FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax"
                                   "l1_loss", "nll_loss", "binary_cross_entropy", "grid_sample", "avg_pool2d",
                                   "max_pool2d", "dropout", "layer_norm", "embedding", "one_hot"})
 _LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
+# An iterator over a loader, as `next()` reads it: `loader_iter`, `self.train_iter`, `data_iterator`.
+_LOADER_ITERATOR_RE = re.compile(r"(loader|dl)_?iter(ator)?$|^(train|val|valid|test|eval|data)_?iter(ator)?$",
+                                 re.I)
 # Annotated containers whose items are tensors: `Tuple[torch.Tensor, ...]`, `List[Tensor]`.
 _TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterator", "tuple", "list"})
 # Generic types whose first argument is not the annotated value's own type.
@@ -137,6 +141,12 @@ _BATCH_PARAMETERS = frozenset({"batch"})
 _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
                             r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
+
+
+def _is_builtin_call(node: cst.CSTNode, name: str) -> bool:
+    """`name(arg, ...)` with the builtin's plain name (`next(it)`, `iter(loader)`)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name \
+        and bool(node.args) and node.args[0].star == ""
 
 
 def _may_narrow(test: cst.BaseExpression) -> bool:
@@ -592,8 +602,11 @@ class ValueKinds:
         name = target.value if isinstance(target, cst.Name) else None
         if name is not None and (last_identifier(value.func) or "")[:1].isupper():
             facts.instances[name] = value.func
-        if name is not None and last_identifier(value.func) == "DataLoader":
-            facts.loaders.add(name)
+        if name is not None and (last_identifier(value.func) == "DataLoader" or (
+                _is_builtin_call(value, "iter") and self._is_loader(value.args[0].value))):
+            facts.loaders.add(name)  # `it = iter(loader)` yields the loader's batches too
+        if name is not None and self._is_next_batch(value):
+            facts.batches.add(name)
         if name is not None and string_value(getattr(keyword(value, "return_tensors"), "value", None)) == "pt":
             facts.tensor_dicts.add(name)  # a tokenizer's BatchEncoding: its items are tensors
 
@@ -644,9 +657,7 @@ class ValueKinds:
                 self.bind(target.elements[0].value, None)
                 target = target.elements[1].value
             iterable = iterable.args[0].value
-        batch = isinstance(iterable, (cst.Name, cst.Attribute)) and (
-            _LOADER_RE.search(last_identifier(iterable) or "") is not None
-            or (isinstance(iterable, cst.Name) and self._in_set(iterable.value, "loaders")))
+        batch = self._is_loader(iterable)
         if isinstance(target, cst.Name) and self._holds_tensors(iterable):
             self.bind(target, TENSOR)  # `for t in (a, b):` of tensors, `for x in xs:` of `xs: List[Tensor]`
         elif batch and isinstance(target, (cst.Tuple, cst.List)):
@@ -672,8 +683,24 @@ class ValueKinds:
             return False  # rebound since
         return container_annotation_kind(scope.node, iterable.value, self.ctx.resolve) == TENSOR
 
+    def _is_loader(self, node: cst.CSTNode) -> bool:
+        """A data loader, by its name or by where the name was bound."""
+        return isinstance(node, (cst.Name, cst.Attribute)) and (
+            _LOADER_RE.search(last_identifier(node) or "") is not None
+            or (isinstance(node, cst.Name) and self._in_set(node.value, "loaders")))
+
+    def _is_next_batch(self, value: cst.CSTNode) -> bool:
+        """`next(iter(loader))`, `next(loader_iter)`: one batch of a data loader."""
+        if not _is_builtin_call(value, "next"):
+            return False
+        source = value.args[0].value
+        if _is_builtin_call(source, "iter"):
+            return self._is_loader(source.args[0].value)
+        return self._is_loader(source) or (isinstance(source, (cst.Name, cst.Attribute))
+                                           and _LOADER_ITERATOR_RE.search(last_identifier(source) or "") is not None)
+
     def _is_loader_batch(self, value: cst.CSTNode) -> bool:
-        return isinstance(value, cst.Name) and value.value in self.facts().batches
+        return (isinstance(value, cst.Name) and value.value in self.facts().batches) or self._is_next_batch(value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

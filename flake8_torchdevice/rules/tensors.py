@@ -1062,7 +1062,8 @@ class DiscardedTo(Rule):
     Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement when
     `t` is known to be a tensor: a value unpacked from a data-loader loop
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
-    from `DataLoader(...)` or named like `trainloader`, `train_loader_1`) or an item of
+    from `DataLoader(...)` or named like `trainloader`, `train_loader_1`) or taken from
+    one with `next()` (`x, y = next(iter(loader))`, `next(self.train_iter)`), an item of
     a batch (`batch["x"]`, `batch[0]`, also of a parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
     tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
