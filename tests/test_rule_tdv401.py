@@ -160,6 +160,18 @@ REPORTED = {
     "try/except is no guard": (
         "import torch.nn as nn\ntry:\n    model = Net()\n    model = nn.DataParallel(model)\nexcept RuntimeError:\n"
         "    pass\n", [(4, 12)]),
+    # a helper's module may be moved already, but moving the wrapper right after says it was not
+    "helper's module, DDP moved as it is wrapped": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(cfg):\n"
+        "    model = build_detector(cfg.model)\n    model = DDP(model).cuda()\n", [(4, 12)]),
+    "helper's module, DDP wrapper moved later": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(cfg, device):\n"
+        "    model = build_model(cfg)\n    ddp = DDP(model)\n    ddp.to(device)\n    return ddp\n", [(4, 10)]),
+    "OpenMMLab's DDP subclass": (
+        "from mmcv.parallel import MMDistributedDataParallel\ndef main(cfg):\n    model = Detector(cfg)\n"
+        "    model = MMDistributedDataParallel(model, device_ids=[0])\n", [(4, 12)]),
+    "DataParallel over two listed devices": (
+        "import torch.nn as nn\nmodel = nn.DataParallel(Net(), device_ids=[0, 1])\n", [(2, 8)]),
 }
 
 
@@ -331,6 +343,16 @@ NOT_REPORTED = {
         "    def __init__(self, model, rank):\n        self.model = model\n"
         "        self.ddp = DDP(self.model, device_ids=[rank])\n"),
     "not torch's DataParallel": "DataParallel = lambda m: m\nmodel = Net()\nmodel = DataParallel(model)\n",
+    # with one device, DataParallel moves the module there itself (seen on a one-GPU H200)
+    "DataParallel given one device": (
+        "import torch.nn as nn\ndef main(args):\n    model = nn.DataParallel(Net(), device_ids=[args.gpu])\n"
+        "    return model(x)\nm = nn.DataParallel(Net(), [0])\n"),
+    "handed-in module, DDP moved as it is wrapped": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef wrap(model):\n"
+        "    return DDP(model).cuda()\n"),
+    "helper's module wrapped with device_ids and not moved": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(cfg, rank):\n"
+        "    model = build_model(cfg)\n    return DDP(model, device_ids=[rank])\n"),
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
 }
 
@@ -391,7 +413,7 @@ def test_all_capitals_class_is_a_constructor():
     "if args.gpu is not None:\n", 'if opt["cuda"]:\n',
 ])
 def test_no_guard_form_silences_it(guard):
-    code = "import torch\nimport torch.nn as nn\n" + guard + "    m = nn.DataParallel(Net(), device_ids=[0])\n"
+    code = "import torch\nimport torch.nn as nn\n" + guard + "    m = nn.DataParallel(Net(), device_ids=[0, 1])\n"
     assert tdv401(code) == [(4, 8, "TDV401")]
 
 

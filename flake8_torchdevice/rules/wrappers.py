@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence, Set
 import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
-                        move_target, moves_to_cpu)
+                        move_target, moves_to_cpu, positional_args)
 from ..analysis.kinds import MODULE
 from ..analysis.syntax import walk_ast
 from .base import Fix, Rule, names_read
@@ -17,9 +17,13 @@ from .base import Fix, Rule, names_read
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
 DATA_PARALLEL_NAME = "torch.nn.DataParallel"
-_WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel"})
+_WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel", "MMDistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
-               "torch.nn.parallel.distributed.DistributedDataParallel"}
+               "torch.nn.parallel.distributed.DistributedDataParallel",
+               # OpenMMLab's subclasses: the same checks when they are built
+               "mmcv.parallel.MMDistributedDataParallel", "mmcv.parallel.distributed.MMDistributedDataParallel",
+               "mmengine.model.MMDistributedDataParallel",
+               "mmengine.model.wrappers.MMDistributedDataParallel"}
 
 
 class WrapBeforeMove(Rule):
@@ -27,13 +31,17 @@ class WrapBeforeMove(Rule):
 
     ## What it does
     Reports `nn.DataParallel(m)` and `DistributedDataParallel(m, device_ids=...)`
-    (however they were imported) when `m` is not on its device in time:
+    (however they were imported; OpenMMLab's `MMDistributedDataParallel` too) when
+    `m` is not on its device in time:
     - `DistributedDataParallel` settles devices when it is built, so `m` must be
       moved before the wrap: an earlier `m.to(...)` or `m.cuda()` statement or
       assignment in the enclosing function or module, or the argument itself being
       `m.to(...)`. Reported when `m` was built in this scope by calling a class
       (`model = Net(...)`, `DDP(Net(), ...)`, `self.m` in `__init__`) and not moved
-      first, or when this scope moves `m` only after the wrap.
+      first, or when this scope moves `m` only after the wrap. A module a helper
+      returned (`model = build_detector(cfg)`) may be moved already; it is reported
+      when the wrapper is moved right after (`DDP(model).cuda()`, or `ddp = DDP(model)`
+      then `ddp.to(device)`), which says it was not.
     - `DataParallel` checks devices at its first forward, so moving the module
       before the wrap or the wrapper after it (`nn.DataParallel(m).to(device)`,
       `model = nn.DataParallel(model)` then `model.cuda()`) are both correct. It is
@@ -99,6 +107,9 @@ class WrapBeforeMove(Rule):
       model.cuda()`, in this file or imported from the project) or by a class that
       moves itself while it is built (`self.to(device)` in `__init__`).
     - `DataParallel` whose wrapper is moved to a device later in the scope.
+    - `DataParallel` given one device (`device_ids=[args.gpu]`): it moves the module to
+      that device itself while it is built. (With the default `device_ids`, every
+      visible GPU, a one-GPU machine hides the bug the same way; two GPUs show it.)
     - `DistributedDataParallel` without `device_ids` or `output_device`, unless the
       module is moved after the wrap (also in the same expression:
       `DDP(model).to(device)`): a CPU module there is plain CPU training.
@@ -149,7 +160,7 @@ class WrapBeforeMove(Rule):
                    "move it to its device instead, e.g. nn.DataParallel(model).to(device)")
     # The moves too: a class whose `__init__` moves its layers builds modules that are
     # not on the CPU, so that `__init__` must be kept by the fast path (`matches_function`).
-    triggers = r"\b(?:DataParallel|DistributedDataParallel)\b|\.(?:to|cuda)\b"
+    triggers = r"\b(?:DataParallel|(?:MM)?DistributedDataParallel)\b|\.(?:to|cuda)\b"
     trigger_words = ("DataParallel", ".to", ".cuda")
 
     VALID = [
@@ -211,6 +222,8 @@ class WrapBeforeMove(Rule):
         if module is None:
             return
         distributed = qualified in DISTRIBUTED
+        if not distributed and _one_device(node):
+            return  # DataParallel(m, device_ids=[gpu]) moves m to that one device itself
         if is_device_move(module):
             if not distributed:  # moved in place; still to be followed to a later CPU move
                 self._wrap_data_parallel(node, move_target(module), False)
@@ -231,17 +244,29 @@ class WrapBeforeMove(Rule):
         gpu_intended = any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
         message = self._message(qualified)
         fix = _move_before_wrap(self.ctx.stack, key, node, module)
-        if (gpu_intended or self._moved_as_wrapped(node)) and built_here:
+        # A module a helper returned may have been moved there; moving the wrapper right
+        # after says it was not (`MMDistributedDataParallel(build_detector(cfg)).cuda()`).
+        from_helper = not moved_before and key is not None and key in scope.note("returned by a call", set)
+        if (gpu_intended and built_here) or (self._moved_as_wrapped(node) and (built_here or from_helper)):
             # `DDP(model).to(device)` (pytorch-lightning's RL example): the move comes too late
             self.report(node, message, fix=fix)
         elif key is not None:
-            scope.note("wraps waiting", list).append(_Wait(node, message, key, None, report_on_move=True, fix=fix))
+            wrapper = self._assigned_to(node) if built_here or from_helper else None
+            scope.note("wraps waiting", list).append(_Wait(node, message, key, wrapper, report_on_move=True,
+                                                           fix=fix))
 
     def _runs_without_cuda(self) -> bool:
         """In an arm that only runs where CUDA is certainly absent (the `else:` of
         `torch.cuda.is_available()`), not one a user flag chose (`if ctx == "cpu":`, EduNLP's
         `set_device`): with GPUs present, DataParallel still uses them."""
         return any(self.ctx.guards.cuda_absent(test, in_body) for _, test, in_body in self.ctx.enclosing_tests())
+
+    def _assigned_to(self, node: cst.Call) -> Optional[str]:
+        """`ddp = DDP(model)`: the name the wrapper is bound to."""
+        statement = self.ctx.parent()
+        if isinstance(statement, cst.Assign) and statement.value is node and len(statement.targets) == 1:
+            return dotted_name(statement.targets[0].target)
+        return None
 
     def _moved_as_wrapped(self, node: cst.Call) -> bool:
         """`DDP(model).to(device)`, `DDP(model).cuda()`: the wrapper moved in the same expression."""
@@ -322,10 +347,15 @@ class WrapBeforeMove(Rule):
         built = isinstance(value, cst.Call) and self._builds_on_cpu(value)
         scope = self.ctx.function_scope()
         constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
+        from_call = scope.note("returned by a call", set)
         for target in targets:
             key = dotted_name(target)
             if key is None:
                 continue
+            if isinstance(value, cst.Call) and not built and move_target(value) is None:
+                from_call.add(key)  # `model = build_detector(cfg)`
+            else:
+                from_call.discard(key)
             if built:
                 constructed.add(key)
                 handed_in.discard(key)
@@ -428,6 +458,17 @@ class WrapBeforeMove(Rule):
         short = qualified.rsplit(".", 1)[-1]
         extra = ", device_ids=[rank]" if qualified in DISTRIBUTED else ""
         return WrapBeforeMove.message.format(name=short, short=short, extra=extra)
+
+
+def _one_device(node: cst.Call) -> bool:
+    """`device_ids=[gpu]`: a one-element literal list or tuple."""
+    argument = keyword(node, "device_ids")
+    if argument is None:
+        positional = positional_args(node)
+        argument = positional[1] if len(positional) > 1 else None
+    value = argument.value if argument is not None else None
+    return isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1 \
+        and isinstance(value.elements[0], cst.Element)
 
 
 @dataclass
