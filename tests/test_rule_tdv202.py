@@ -151,6 +151,13 @@ REPORTED = {
         "        self.scale = scale\n    def forward(self, x):\n"
         "        return torch.clamp(x + self.points * self.scale, self.bounds[0], self.bounds[1])\n",
         [(9, 8), (10, 8)]),
+    # e3nn's FrozenKernel: computed while the module is built from an argument that the
+    # methods called on it show to be a tensor, or that is annotated as one
+    "a tensor computed from a tensor argument": (
+        HEAD + "from torch import Tensor\nclass K(nn.Module):\n    def __init__(self, r, mean: Tensor):\n"
+        "        super().__init__()\n        self.radii = r.norm(2, dim=1)\n"
+        "        self.mean = mean.view(1, -1, 1, 1)\n    def forward(self, x):\n"
+        "        return (x - self.mean) * self.radii\n", [(8, 8), (9, 8)]),
 }
 
 
@@ -288,6 +295,19 @@ NOT_REPORTED = {
     "an argument whose kind is unknown": (
         "import torch.nn as nn\nclass P(nn.Module):\n    def __init__(self, points):\n        super().__init__()\n"
         "        self.points = points\n    def forward(self, x):\n        return x + self.points\n"),
+    "numbers and unknown values computed from arguments": (
+        "import torch.nn as nn\nclass K(nn.Module):\n    def __init__(self, r, arr, n):\n        super().__init__()\n"
+        "        self.count = r.numel()\n        self.shape = r.size()\n        self.flat = arr.reshape(-1)\n"
+        "        self.s = n.item()\n        self.norm = r.norm(2, dim=1).tolist()\n"
+        "    def forward(self, x):\n        return x * self.s\n"),
+    # score_sde's NCSNv2: `self.norm` is a normalisation layer class, not Tensor.norm
+    "a module built by a method named like a tensor method": (
+        "import torch.nn as nn\nclass N(nn.Module):\n    def __init__(self, config, nf):\n        super().__init__()\n"
+        "        self.norm = get_normalization(config)\n        self.normalizer = self.norm(nf, config.num_scales)\n"
+        "    def forward(self, x):\n        return self.normalizer(x)\n"),
+    "computed from forward's input, every call": (
+        "import torch.nn as nn\nclass K(nn.Module):\n    def forward(self, x):\n"
+        "        self.last_norm = x.norm(dim=1)\n        return x / self.last_norm[:, None]\n"),
     "a tensor argument registered or made a parameter": (
         "import torch.nn as nn\nfrom torch import Tensor\nclass P(nn.Module):\n"
         "    def __init__(self, points: Tensor, w: Tensor):\n        super().__init__()\n"

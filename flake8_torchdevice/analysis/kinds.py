@@ -705,8 +705,8 @@ class ValueKinds:
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if (isinstance(func, cst.Attribute) and func.attr.value in TENSOR_ONLY_METHODS
-                and isinstance(func.value, cst.Name)):
-            self.facts().tensor_uses.add(func.value.value)
+                and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")):
+            self.facts().tensor_uses.add(func.value.value)  # (`self.norm(...)` calls a module's method)
         qualified = self.ctx.resolve(func) or ""
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES:
             # `torch.zeros(*x.shape)`: sized like x, an array

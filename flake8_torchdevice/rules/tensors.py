@@ -21,7 +21,8 @@ from ..analysis import (
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
 from ..analysis.syntax import ast_definitions, walk_ast
-from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
+from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
+                              TO_PYTHON, is_dtype, subscript_key)
 from .base import CallTrigger, Fix, Rule, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -554,6 +555,12 @@ def _changes_dtype_only(call: cst.Call, resolve) -> bool:
     return keyword(call, "dtype") is not None
 
 
+# `self.x = arg.norm(2, dim=1)`, `self.m = arg.float().unsqueeze(0)`: an attribute computed from a name
+# with a method only tensors have (the file and class triggers of TDV202; the tree decides)
+_DERIVED_ARGUMENT = (r"\bself\.\w+\s*=\s*\w+(?:\.\w+\([^()]*\))*\.(?:"
+                     + "|".join(sorted(TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS)) + r")\(")
+
+
 class UnregisteredTensorAttribute(Rule):
     """A tensor stored on an `nn.Module` as a plain attribute, not a buffer or parameter.
 
@@ -569,7 +576,9 @@ class UnregisteredTensorAttribute(Rule):
       (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`), what is
       computed there from such an attribute (`self.batch = self.grid.repeat(b, 1, 1)`),
       and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
-      `bounds: Optional[Tensor]`: the caller's tensor stays where it was);
+      `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
+      by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
+      shows `r` is one);
     - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
       caches set in `forward` (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`,
       or `self.mask = self._make_mask(n)` where `_make_mask` makes it without a device);
@@ -690,7 +699,8 @@ class UnregisteredTensorAttribute(Rule):
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
     triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
                 r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
-                r"|\b__init__\([^)]*\bTensor\b")  # `def __init__(self, points: Tensor)`
+                r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
+                r"|" + _DERIVED_ARGUMENT)  # `self.radii = r.norm(2, dim=1)`
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -880,7 +890,7 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
-_TENSOR_ARGUMENT_WORDS = re.compile(r"\b__init__\([^)]*\bTensor\b")  # as the file trigger
+_TENSOR_ARGUMENT_WORDS = re.compile(r"\b__init__\([^)]*\bTensor\b|" + _DERIVED_ARGUMENT)  # as the file trigger
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
@@ -894,14 +904,34 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
 
 
 def _ast_stores_tensor_argument(method: ast.AST) -> bool:
-    """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor type."""
+    """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor
+    type, or `self.x = x.norm(...)`, a method chain on a parameter with a method only tensors have."""
     args = method.args  # type: ignore[attr-defined]
-    annotated = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
-                 if a.annotation is not None and _names_tensor_type(a.annotation)}
-    return bool(annotated) and any(
-        isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name)
-        and statement.value.id in annotated and any(isinstance(t, ast.Attribute) for t in statement.targets)
-        for statement in ast.walk(method))
+    parameters = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    annotated = {a.arg for a in parameters if a.annotation is not None and _names_tensor_type(a.annotation)}
+    names = {a.arg for a in parameters} - {"self", "cls"}  # `self.norm(...)` is a method, not a tensor's
+    for statement in ast.walk(method):
+        if not (isinstance(statement, ast.Assign) and any(isinstance(t, ast.Attribute) for t in statement.targets)):
+            continue
+        root, called = _ast_chain(statement.value)
+        if root in annotated or (root in names and called & TENSOR_ONLY_METHODS):
+            return True
+    return False
+
+
+def _ast_chain(value: ast.AST) -> Tuple[Optional[str], Set[str]]:
+    """(root name, methods called) of `x.a(...).b(...)[i]`; (None, ...) for anything else."""
+    called: Set[str] = set()
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id, called
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            called.add(value.func.attr)
+            value = value.func.value
+        else:
+            return None, called
 
 
 def _names_tensor_type(annotation: ast.AST) -> bool:
@@ -1027,12 +1057,28 @@ def _is_made(info: ClassInfo, assignment: AttributeAssignment) -> bool:
 
 
 def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> bool:
-    """`self.bounds = bounds` for a parameter annotated as a tensor (`bounds: Optional[Tensor]`):
-    the caller's tensor, kept as a plain attribute, stays where it was when the module moves."""
+    """`self.bounds = bounds` for a parameter annotated as a tensor (`bounds: Optional[Tensor]`),
+    or a tensor computed from one by its methods (`self.radii = r.norm(2, dim=1)`, `r` known to
+    be a tensor): the caller's tensor, or one made on its device, kept as a plain attribute,
+    stays where it was when the module moves."""
     method = info.methods.get(assignment.method)
-    value = assignment.value
-    return method is not None and assignment.kind == TENSOR and isinstance(value, cst.Name) \
-        and any(param.name.value == value.value for param in method.params.params)
+    root = _chain_root(assignment.value)
+    return method is not None and assignment.kind == TENSOR and root not in (None, "self", "cls") \
+        and any(param.name.value == root for param in (*method.params.posonly_params, *method.params.params,
+                                                      *method.params.kwonly_params))
+
+
+def _chain_root(value: cst.CSTNode) -> Optional[str]:
+    """`x` of `x`, `x.norm(2, dim=1)`, `x.float()[None]`: the name a method chain starts from."""
+    while True:
+        if isinstance(value, cst.Name):
+            return value.value
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        else:
+            return None
 
 
 def _is_container(node: cst.CSTNode) -> bool:
