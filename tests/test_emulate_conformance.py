@@ -69,7 +69,7 @@ ROWS
     -- not met yet (xfail strict; see its reason):
     test_lenient_autocast_dtype       Linear under torch.autocast("cuda") computes in float16
   SESSION
-    test_session_nested_raises / test_session_exit_restores_cpu_only
+    test_session_nested_raises / test_session_refuses_a_visible_real_gpu / test_session_exit_restores_cpu_only
 
 On a machine with a real NVIDIA GPU, `TDV_CONFORMANCE=gpu pytest tests/test_emulate_conformance.py`
 runs the same rows on the GPU instead of the emulator: that checks the table itself (every STRICT
@@ -1028,6 +1028,19 @@ def test_session_nested_raises(emu):
             pass  # pragma: no cover
     assert torch.cuda.is_available()  # the outer session is intact
     assert torch.zeros(1, device="cuda").is_cuda
+
+
+@emulator_only("its session")
+def test_session_refuses_a_visible_real_gpu(monkeypatch):
+    """Where PyTorch sees a real GPU the emulator would replace its kernels: it refuses."""
+    if emulate.active():
+        pytest.skip("the session-wide emulator (--emulate-cuda) is active")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with pytest.raises(RuntimeError, match=r"a real CUDA GPU is visible.*CUDA_VISIBLE_DEVICES="):
+        with emulate_cuda():
+            pass  # pragma: no cover
+    monkeypatch.undo()
+    assert not emulate.active() and not torch.cuda.is_available()
 
 
 @emulator_only("its session")

@@ -34,6 +34,10 @@ class EmulatedCuda:
         with _lock:
             if _active is not None:
                 raise RuntimeError("the emulated GPU is already active")
+            if torch.cuda.is_available():
+                # Its CUDA kernels would be replaced by the emulator's (backend.register).
+                raise RuntimeError("a real CUDA GPU is visible: the emulator stands in for a GPU only where "
+                                   "there is none; hide it to emulate one (CUDA_VISIBLE_DEVICES=)")
             backend.register()
             backend.state.devices, backend.state.current, backend.state.default = self.devices, 0, None
             for owner, name, value in cuda_api.patches() + serialization.patches() + modules.patches():
