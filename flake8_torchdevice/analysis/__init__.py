@@ -56,7 +56,7 @@ from .project import ProjectIndex, index_for
 from .scopes import Scope
 from .syntax import (block_statements, dotted_name, first_argument, has_star_kwargs, is_cuda_literal,
                      is_static_or_class_method, keyword, last_identifier, method_call, number_value,
-                     parameter_names, positional_args, string_prefix, string_value)
+                     parameter_names, positional_args, root_name, string_prefix, string_value)
 from .walker import Analyzer
 
 __all__ = [
@@ -64,5 +64,5 @@ __all__ = [
     "ValueKinds", "class_is_module", "block_statements", "dotted_name", "first_argument",
     "has_star_kwargs", "is_cuda_literal", "is_device_move", "is_device_name", "is_exit_statement",
     "is_static_or_class_method", "keyword", "last_identifier", "method_call", "move_target", "moves_to_cpu", "number_value",
-    "index_for", "parameter_names", "positional_args", "string_prefix", "string_value",
+    "index_for", "parameter_names", "positional_args", "root_name", "string_prefix", "string_value",
 ]

@@ -47,7 +47,7 @@ from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
 from .kinds import FACTORIES, TENSOR, TO_PYTHON, KindsContext, ValueKinds, annotation_kind, is_dtype
 from .syntax import (dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
-                     method_call, parameter_names)
+                     method_call, parameter_names, root_name)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -216,7 +216,7 @@ class TensorOrigins:
         if target is not None:
             frame.on_device.add(target)
         copied = method_call(node.value, "copy_")
-        if copied is not None and node.value.args and frame.helper and _root_name(copied) in frame.made_here \
+        if copied is not None and node.value.args and frame.helper and root_name(copied) in frame.made_here \
                 and self._reads_inputs(list(names_read(node.value.args[0].value))):
             frame.copies_input_to_host = True
 
@@ -408,19 +408,6 @@ def _reads_name(node: cst.CSTNode, name: str) -> bool:
     if isinstance(node, cst.Name):
         return node.value == name
     return any(_reads_name(child, name) for child in node.children)
-
-
-def _root_name(node: cst.CSTNode) -> Optional[str]:
-    """`buf` of `buf`, `buf.narrow(1, 0, n)`, `buf[0]`."""
-    while True:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Call):
-            node = node.func
-        elif isinstance(node, (cst.Attribute, cst.Subscript)):
-            node = node.value
-        else:
-            return None
 
 
 def _casts_to_cpu_type(call: cst.Call) -> bool:

@@ -180,6 +180,19 @@ def block_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return body.body  # IndentedBlock.body and SimpleStatementSuite.body
 
 
+def root_name(node: cst.CSTNode) -> Optional[str]:
+    """`buf` of `buf`, `buf.narrow(1, 0, n)`, `buf[0]`, `buf.T`: the name a chain starts from."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        else:
+            return None
+
+
 def parameter_names(function: cst.FunctionDef) -> List[str]:
     params = function.params
     return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]

@@ -16,7 +16,9 @@ from ..analysis import (
     last_identifier,
     method_call,
     number_value,
+    parameter_names,
     positional_args,
+    root_name,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
@@ -1062,23 +1064,9 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     be a tensor): the caller's tensor, or one made on its device, kept as a plain attribute,
     stays where it was when the module moves."""
     method = info.methods.get(assignment.method)
-    root = _chain_root(assignment.value)
+    root = root_name(assignment.value)
     return method is not None and assignment.kind == TENSOR and root not in (None, "self", "cls") \
-        and any(param.name.value == root for param in (*method.params.posonly_params, *method.params.params,
-                                                      *method.params.kwonly_params))
-
-
-def _chain_root(value: cst.CSTNode) -> Optional[str]:
-    """`x` of `x`, `x.norm(2, dim=1)`, `x.float()[None]`: the name a method chain starts from."""
-    while True:
-        if isinstance(value, cst.Name):
-            return value.value
-        if isinstance(value, cst.Subscript):
-            value = value.value
-        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-            value = value.func.value
-        else:
-            return None
+        and root in parameter_names(method)
 
 
 def _is_container(node: cst.CSTNode) -> bool:
