@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..analysis import (dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call, moves_to_cpu,
                         positional_args, string_value)
-from .base import CallTrigger, Fix, Rule
+from .base import CallTrigger, Fix, Rule, any_word
 
 # Loader -> index of its positional `map_location` parameter.
 LOADERS = {
@@ -195,7 +195,7 @@ class LoadWithoutMapLocation(Rule):
     message = ("{name}() without map_location fails on a CPU-only machine when the checkpoint was saved "
                'on a GPU; pass map_location="cpu" (then .to(device)) or map_location=device')
     # `save` too: a function that dumps CPU tensors to a file makes its loads elsewhere safe.
-    triggers = r"\b(?:load|load_url|load_state_dict_from_url|save)\b"
+    triggers = any_word(("load", "load_url", "load_state_dict_from_url", "save"))
     trigger_words = ("load", "save")
     # `torch.save` before a load, and module-level dicts of PyTorch's published weights
     module_data_words = r"save|download\.pytorch\.org"

@@ -22,7 +22,7 @@ from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
 from ..analysis.syntax import ast_definitions, walk_ast
 from ..analysis.kinds import FACTORIES, LEGACY_TENSOR_TYPES, TENSOR, TO_PYTHON, is_dtype, subscript_key
-from .base import CallTrigger, Fix, Rule, device_for_fix
+from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
@@ -185,7 +185,7 @@ class FactoryWithoutDevice(Rule):
     code = "TDV201"
     name = "factory-without-device"
     message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
-    triggers = r"\b(?:" + "|".join(FACTORIES) + r")\b"
+    triggers = any_word(FACTORIES)
     trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor")
     call_trigger = CallTrigger(frozenset(FACTORIES), frozenset({"device", None}))
     uses_origins = True
