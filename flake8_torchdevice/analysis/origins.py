@@ -46,7 +46,7 @@ from .scopes import Scope
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
 from .kinds import FACTORIES, TENSOR, TO_PYTHON, KindsContext, ValueKinds, annotation_kind, is_dtype
-from .syntax import (dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
+from .syntax import (children, dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, parameter_names)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
@@ -372,7 +372,7 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         return
     if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
         return  # names there may be the comprehension's own
-    for child in node.children:
+    for child in children(node):
         yield from names_read(child)
 
 
@@ -407,7 +407,7 @@ def _reads_name(node: cst.CSTNode, name: str) -> bool:
     """Does `name` occur as a name anywhere under `node`?"""
     if isinstance(node, cst.Name):
         return node.value == name
-    return any(_reads_name(child, name) for child in node.children)
+    return any(_reads_name(child, name) for child in children(node))
 
 
 def _root_name(node: cst.CSTNode) -> Optional[str]:

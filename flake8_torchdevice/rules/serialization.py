@@ -7,8 +7,8 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..analysis import (dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call, moves_to_cpu,
-                        positional_args, string_value)
+from ..analysis import (children, dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call,
+                        moves_to_cpu, positional_args, string_value)
 from .base import CallTrigger, Fix, Rule, any_word
 
 # Loader -> index of its positional `map_location` parameter.
@@ -65,7 +65,7 @@ def _names_in(path: cst.CSTNode) -> List[str]:
     if isinstance(path, (cst.Name, cst.Attribute)):
         name = dotted_name(path)
         return [f"passed:{name}"] if name else []
-    return [key for child in path.children for key in _names_in(child)]
+    return [key for child in children(path) for key in _names_in(child)]
 
 
 def _string_pieces(path: cst.CSTNode) -> List[str]:

@@ -10,6 +10,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..analysis import (
+    children,
     dotted_name,
     has_star_kwargs,
     keyword,
@@ -521,7 +522,7 @@ class FactoryWithoutDevice(Rule):
             return None  # names there may be the comprehension's own
         if method_call(node, *MOVERS) is not None:
             return None  # `labels.to(device)`: labels itself is elsewhere
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, cst.Arg):
                 child = child.value
             found = self._tensor_parameter_in(child)
@@ -752,9 +753,17 @@ class UnregisteredTensorAttribute(Rule):
         built = _ast_called_from_init(methods)
         if any(_ast_stores_tensor_argument(methods[name]) for name in built):
             return True
+        names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
+
+        def has_factory_word(function: ast.AST) -> bool:
+            found = names_factory.get(id(function))
+            if found is None:
+                found = names_factory[id(function)] = factory_words.search(text_of(function)) is not None
+            return found
+
         # methods that return a tensor they make (on any device), also through each other
         helpers: Set[str] = set()
-        candidates = [m for m in methods.values() if factory_words.search(text_of(m))]
+        candidates = [m for m in methods.values() if has_factory_word(m)]
         while candidates:
             found = [m for m in candidates if _new_tensor_uses(m, aliases, True, helpers)[1]]
             helpers.update(m.name for m in found)
@@ -764,7 +773,7 @@ class UnregisteredTensorAttribute(Rule):
             candidates = [m for m in methods.values() if m.name not in helpers and words.search(text_of(m))]
         words = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\b") if helpers else None
         return any(isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and (factory_words.search(text_of(function)) or (words and words.search(text_of(function))))
+                   and (has_factory_word(function) or (words and words.search(text_of(function))))
                    and _new_tensor_uses(function, aliases, function.name in built, helpers)[0]
                    for function in ast_definitions(node))
 
@@ -880,7 +889,8 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
-_TENSOR_ARGUMENT_WORDS = re.compile(r"\b__init__\([^)]*\bTensor\b")  # as the file trigger
+# as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
+_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b")
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
