@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Protocol, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -166,6 +166,12 @@ class TensorOrigins:
                                 inputs=inputs, device_names=device_names)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
         frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__"))
+        # (a function without inputs, like the fast path's stubs, is no helper: not asked further)
+        frame.helper = bool(inputs) and not sensitive and self._is_helper(node, name, info, inputs)
+        self._frames.append(frame)
+
+    def _is_helper(self, node: cst.FunctionDef, name: str, info: Any, inputs: Set[str]) -> bool:
+        """Is a function with inputs, not device-sensitive, a helper receiving tensors?"""
         # a plain function, or a method of a class that is neither a module nor a data
         # pipeline (torchrl's `TensorSpec.is_in(self, val)`), not its dunders (`__call__`
         # of a transform class, `__getitem__` of a dataset)
@@ -179,9 +185,7 @@ class TensorOrigins:
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
         builder = bool(_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name)) and (
             info is not None or not any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs))
-        frame.helper = (not sensitive and plain and bool(inputs) and not builder
-                        and not _DATA_PIPELINE_RE.search(name))
-        self._frames.append(frame)
+        return plain and not builder and not _DATA_PIPELINE_RE.search(name)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.pop()

@@ -81,6 +81,18 @@ def _action(kind: type) -> int:
     return action
 
 
+_HOOKS: Dict[Tuple[type, str], Tuple[str, ...]] = {}
+
+
+def _hooks(kind: type, prefix: str) -> Tuple[str, ...]:
+    """The names of a rule class's methods that start with `prefix` (`visit_`), in `dir`'s
+    order: found once per class, not for every file."""
+    names = _HOOKS.get((kind, prefix))
+    if names is None:
+        names = _HOOKS[(kind, prefix)] = tuple(attr for attr in dir(kind) if attr.startswith(prefix))
+    return names
+
+
 @dataclass
 class _Branches:
     """An `if` being walked, for placement per path: the moved names before it and, for
@@ -163,13 +175,11 @@ class Analyzer(cst.CSTVisitor):
         if any(getattr(rule, "uses_origins", False) for rule in self.rules):
             facts.append(self.origins)
         for rule in (*facts, *self.rules):
-            for attr in dir(type(rule)):
-                if attr.startswith("visit_"):
-                    self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
+            for attr in _hooks(type(rule), "visit_"):
+                self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
         for rule in (*self.rules, *reversed(facts)):
-            for attr in dir(type(rule)):
-                if attr.startswith("leave_"):
-                    self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
+            for attr in _hooks(type(rule), "leave_"):
+                self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
 
     def walk(self, node: cst.CSTNode) -> None:
         """The traversal: what `node.visit(self)` does (the same calls, in libcst's order),
