@@ -22,11 +22,12 @@ to parse, so the fast path parses only what can hold a finding:
 from __future__ import annotations
 
 import ast
+import copy
 import gc
 import io
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .analysis.project import ProjectIndex, index_for
 from .analysis.syntax import ast_definitions, walk_ast
@@ -84,14 +85,34 @@ class _Triggers:
     `in` is far cheaper than a long alternation, and most code holds none of them."""
 
     def __init__(self, rules: Sequence[type], extra_names: Iterable[str] = ()) -> None:
-        self.parts = [(tuple(rule.trigger_words), re.compile(rule.triggers)) for rule in rules]
+        parts = [(tuple(words), re.compile(pattern)) for rule in rules
+                 for words, pattern in (rule.trigger_parts or [(rule.trigger_words, rule.triggers)])]
         names = [rf"\b{re.escape(name)}\b" for name in extra_names]
         if names:
-            self.parts.append(((), re.compile("|".join(names))))
+            parts.append(((), re.compile("|".join(names))))
+        # `search` stops at the first part that matches: the cheap ones first. A pattern
+        # that starts with a literal or a character class (`\.cuda`, `["']cuda`) is found
+        # by a fast scan for it; one that starts with `\b` or a lookahead is tried at
+        # every position, and costs most where no word guards it.
+        self.parts = sorted(parts, key=lambda part: (part[1].pattern.startswith(("\\b", "(?=")), not part[0]))
+        self.words = frozenset(word for words, _ in parts for word in words)
 
     def search(self, text: str) -> bool:
         return any((not words or any(word in text for word in words)) and pattern.search(text) is not None
                    for words, pattern in self.parts)
+
+    def words_in(self, text: str) -> FrozenSet[str]:
+        """The parts' words that `text` holds."""
+        return frozenset(word for word in self.words if word in text)
+
+    def within(self, found: AbstractSet[str]) -> "_Triggers":
+        """These triggers for the pieces of a file (functions, lines) that holds only the
+        words `found`: a part none of whose words it holds cannot match in a piece of
+        it, and a word it lacks need not be looked for there."""
+        narrowed = copy.copy(self)
+        narrowed.parts = [(tuple(word for word in words if word in found), pattern) for words, pattern in self.parts
+                          if not words or any(word in found for word in words)]
+        return narrowed
 
 
 _TRIGGERS_BY_CODES: dict = {}
@@ -119,7 +140,8 @@ def _import_aliases(tree: ast.Module, pattern: _Triggers) -> List[str]:
 class _FunctionTriggers:
     """Does a function's text (and tree) hold something an enabled rule can report?"""
 
-    def __init__(self, rules: Sequence[type], aliases: Sequence[str]) -> None:
+    def __init__(self, rules: Sequence[type], aliases: Sequence[str], found: AbstractSet[str]) -> None:
+        """`found`: the trigger words the file holds (`_Triggers.words_in`)."""
         # Rules that judge whole classes are triggered by a class, not by a function's text.
         self.class_rules = [rule for rule in rules if rule.keeps_class is not None]
         # what module-level data the analysis and the rules read although no trigger names it
@@ -128,15 +150,15 @@ class _FunctionTriggers:
         self.aliases = frozenset(aliases)
         rules = [rule for rule in rules if rule.keeps_class is None]
         # Rules whose own test on a function's tree decides, once their words are in its text.
-        self.tree_rules = [(_Triggers([rule]), rule.matches_function) for rule in rules
+        self.tree_rules = [(_Triggers([rule]).within(found), rule.matches_function) for rule in rules
                            if rule.matches_function is not None]
         rules = [rule for rule in rules if rule.matches_function is None]
         text_rules = [rule for rule in rules if rule.call_trigger is None]
         call_rules = [rule for rule in rules if rule.call_trigger is not None]
-        self.text = _Triggers(text_rules) if text_rules else None
+        self.text = _Triggers(text_rules).within(found) if text_rules else None
         # an imported alias of a trigger (`DistributedDataParallel as DDP`) keeps a function for any rule
         self.alias_words = re.compile("|".join(rf"\b{re.escape(name)}\b" for name in aliases)) if aliases else None
-        self.call_words = _Triggers(call_rules) if call_rules else None
+        self.call_words = _Triggers(call_rules).within(found) if call_rules else None
         # callee name -> keywords that rule the call out
         self.calls: Dict[str, FrozenSet[Optional[str]]] = {}
         for rule in call_rules:
@@ -359,8 +381,11 @@ def lint_source(
         # mix of line endings. Line and column numbers stay the same.
         source = source.replace("\r\n", "\n").replace("\r", "\n")
     pattern = _triggers_for(frozenset(rule.code for rule in rules))
-    if fast and not pattern.search(source):
-        return []
+    if fast:
+        # the trigger words the file holds: its functions and lines hold no others
+        found = pattern.words_in(source)
+        if not pattern.within(found).search(source):
+            return []
     if tree is None:
         tree = parse_python(source, filename)
     sparse: Optional[_Sparse] = None
@@ -368,7 +393,8 @@ def lint_source(
         aliases = _import_aliases(tree, pattern)
         if aliases:
             pattern = _Triggers(rules, aliases)
-        triggers = _FunctionTriggers(rules, aliases)
+        pattern = pattern.within(found)
+        triggers = _FunctionTriggers(rules, aliases, found)
         sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if sparse is None:
             return []

@@ -20,6 +20,7 @@ import pytest
 
 from flake8_torchdevice.engine import Options, SourceError, lint_source
 from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
+from flake8_torchdevice.rules.base import trigger_union
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMM_CACHE = os.path.join(ROOT, "benchmarks", ".cache", "timm-1.0.31", "timm")
@@ -285,12 +286,18 @@ def _corpus(timm_files: list) -> list:
 @pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.trigger_words], ids=lambda r: r.code)
 def test_every_trigger_match_holds_one_of_the_trigger_words(timm_files, rule):
     """The fast path runs a rule's trigger pattern only on text that holds one of its
-    `trigger_words`: each match on real code must hold one, or a function is stubbed
-    that could hold a finding."""
-    pattern = re.compile(rule.triggers)
+    `trigger_words` (each of its `trigger_parts` on text holding one of the part's):
+    each match on real code must hold one, or a function is stubbed that could hold a
+    finding."""
+    parts = rule.trigger_parts or ((rule.trigger_words, rule.triggers),)
+    texts = _corpus(timm_files)
     matched = 0
-    for text in _corpus(timm_files):
-        for match in pattern.finditer(text):
-            matched += 1
-            assert any(word in match.group(0) for word in rule.trigger_words), (rule.code, match.group(0))
+    for words, part in parts:  # each part runs only on text holding one of its own words
+        pattern = re.compile(part)
+        for text in texts:
+            for match in pattern.finditer(text):
+                matched += 1
+                assert any(word in match.group(0) for word in words), (rule.code, match.group(0))
     assert matched  # the corpus exercises the pattern
+    if rule.trigger_parts:
+        assert (rule.triggers, rule.trigger_words) == trigger_union(rule.trigger_parts)

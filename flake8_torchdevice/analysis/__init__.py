@@ -54,14 +54,14 @@ from .guards import GuardModel, is_exit_statement
 from .kinds import DEVICE, FACTORIES, MODULE, NUMBER, TENSOR, ValueKinds
 from .project import ProjectIndex, index_for
 from .scopes import Scope
-from .syntax import (block_statements, dotted_name, first_argument, has_star_kwargs, is_cuda_literal,
+from .syntax import (block_statements, children, dotted_name, first_argument, has_star_kwargs, is_cuda_literal,
                      is_static_or_class_method, keyword, last_identifier, method_call, number_value,
                      parameter_names, positional_args, root_name, string_prefix, string_value)
 from .walker import Analyzer
 
 __all__ = [
     "DEVICE", "FACTORIES", "MODULE", "NUMBER", "TENSOR", "Analyzer", "ClassInfo", "GuardModel", "ProjectIndex", "Scope",
-    "ValueKinds", "class_is_module", "block_statements", "dotted_name", "first_argument",
+    "ValueKinds", "class_is_module", "block_statements", "children", "dotted_name", "first_argument",
     "has_star_kwargs", "is_cuda_literal", "is_device_move", "is_device_name", "is_exit_statement",
     "is_static_or_class_method", "keyword", "last_identifier", "method_call", "move_target", "moves_to_cpu", "number_value",
     "index_for", "parameter_names", "positional_args", "root_name", "string_prefix", "string_value",

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Protocol, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -46,7 +46,7 @@ from .scopes import Scope
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
 from .kinds import FACTORIES, TENSOR, TO_PYTHON, KindsContext, ValueKinds, annotation_kind, is_dtype
-from .syntax import (dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
+from .syntax import (children, dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, parameter_names, root_name)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
@@ -166,6 +166,12 @@ class TensorOrigins:
                                 inputs=inputs, device_names=device_names)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
         frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__"))
+        # (a function without inputs, like the fast path's stubs, is no helper: not asked further)
+        frame.helper = bool(inputs) and not sensitive and self._is_helper(node, name, info, inputs)
+        self._frames.append(frame)
+
+    def _is_helper(self, node: cst.FunctionDef, name: str, info: Any, inputs: Set[str]) -> bool:
+        """Is a function with inputs, not device-sensitive, a helper receiving tensors?"""
         # a plain function, or a method of a class that is neither a module nor a data
         # pipeline (torchrl's `TensorSpec.is_in(self, val)`), not its dunders (`__call__`
         # of a transform class, `__getitem__` of a dataset)
@@ -179,9 +185,7 @@ class TensorOrigins:
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
         builder = bool(_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name)) and (
             info is not None or not any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs))
-        frame.helper = (not sensitive and plain and bool(inputs) and not builder
-                        and not _DATA_PIPELINE_RE.search(name))
-        self._frames.append(frame)
+        return plain and not builder and not _DATA_PIPELINE_RE.search(name)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.pop()
@@ -372,7 +376,7 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         return
     if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
         return  # names there may be the comprehension's own
-    for child in node.children:
+    for child in children(node):
         yield from names_read(child)
 
 
@@ -407,7 +411,7 @@ def _reads_name(node: cst.CSTNode, name: str) -> bool:
     """Does `name` occur as a name anywhere under `node`?"""
     if isinstance(node, cst.Name):
         return node.value == name
-    return any(_reads_name(child, name) for child in node.children)
+    return any(_reads_name(child, name) for child in children(node))
 
 
 def _casts_to_cpu_type(call: cst.Call) -> bool:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections import deque
-from typing import Iterator, List, Optional, Sequence, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -47,6 +48,62 @@ def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
                     if isinstance(item, ast.AST):
                         add(item)
         yield node
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the order in which libcst visits a node's fields (not their children)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: List[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in self.fields:
+            self.fields.append(attribute)
+
+
+_FIELD_ORDER: Dict[type, Tuple[str, ...]] = {}
+
+
+def child_fields(node: cst.CSTNode) -> Tuple[str, ...]:
+    """The fields of a node that may hold children, in the order libcst visits them
+    (asked of libcst once per node class)."""
+    fields = _FIELD_ORDER.get(type(node))
+    if fields is None:
+        order = _FieldOrder()
+        node._visit_and_replace_children(order)  # asks libcst for the order; rebuilds this node once
+        names = order.fields + [f.name for f in dataclasses.fields(node) if f.name not in order.fields]
+        fields = _FIELD_ORDER[type(node)] = tuple(names)
+    return fields
+
+
+_IS_NODE: Dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    """`isinstance(value, cst.CSTNode)`, from the class's bases: libcst's node classes are
+    ABCs, and `isinstance` on them goes through `abc` for every call."""
+    node = _IS_NODE.get(type(value))
+    if node is None:
+        node = _IS_NODE[type(value)] = cst.CSTNode in type(value).__mro__
+    return node
+
+
+def children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """`node.children`: the same nodes in the same order, read from the node's fields.
+    libcst's property finds them by rebuilding the node (a new node, validated), which
+    made it most of the cost of the questions that walk expressions with it."""
+    found: List[cst.CSTNode] = []
+    for name in child_fields(node):
+        value = getattr(node, name)
+        if is_node(value):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(item for item in value if is_node(item))
+    return found
 
 
 def dotted_name(node: cst.CSTNode) -> Optional[str]:

@@ -29,7 +29,7 @@ from .kinds import ValueKinds
 from .origins import TensorOrigins
 from .project import ProjectIndex
 from .scopes import Scope, import_fallback_names
-from .syntax import block_statements, dotted_name, last_identifier
+from .syntax import block_statements, child_fields, dotted_name, last_identifier
 
 
 # The only attributes (children) of a node whose visit can enter a guard or a body.
@@ -48,21 +48,6 @@ _SKIPPED_NODES = (cst.Annotation, cst.BaseParenthesizableWhitespace, cst.EmptyLi
                   cst.BaseUnaryOp, cst.BaseAugOp)
 
 
-class _FieldOrder(cst.CSTVisitor):
-    """Records the order in which libcst visits a node's fields (not their children)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fields: List[str] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return False
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if attribute not in self.fields:
-            self.fields.append(attribute)
-
-
 # node class -> (field, is it in _GUARDING_ATTRIBUTES) for its fields that may hold
 # children, in libcst's visiting order
 _CHILD_FIELDS: Dict[type, tuple] = {}
@@ -71,10 +56,7 @@ _CHILD_FIELDS: Dict[type, tuple] = {}
 def _child_fields(node: cst.CSTNode) -> tuple:
     fields = _CHILD_FIELDS.get(type(node))
     if fields is None:
-        order = _FieldOrder()
-        node._visit_and_replace_children(order)  # asks libcst for the order; rebuilds this node once
-        names = order.fields + [f.name for f in dataclasses.fields(node) if f.name not in order.fields]
-        fields = _CHILD_FIELDS[type(node)] = tuple((name, name in _GUARDING_ATTRIBUTES) for name in names)
+        fields = _CHILD_FIELDS[type(node)] = tuple((name, name in _GUARDING_ATTRIBUTES) for name in child_fields(node))
     return fields
 
 
@@ -97,6 +79,18 @@ def _action(kind: type) -> int:
             action = _ITEMS if tuple in bases or list in bases else _SKIP
         _ACTION_BY_TYPE[kind] = action
     return action
+
+
+_HOOKS: Dict[Tuple[type, str], Tuple[str, ...]] = {}
+
+
+def _hooks(kind: type, prefix: str) -> Tuple[str, ...]:
+    """The names of a rule class's methods that start with `prefix` (`visit_`), in `dir`'s
+    order: found once per class, not for every file."""
+    names = _HOOKS.get((kind, prefix))
+    if names is None:
+        names = _HOOKS[(kind, prefix)] = tuple(attr for attr in dir(kind) if attr.startswith(prefix))
+    return names
 
 
 @dataclass
@@ -181,13 +175,11 @@ class Analyzer(cst.CSTVisitor):
         if any(getattr(rule, "uses_origins", False) for rule in self.rules):
             facts.append(self.origins)
         for rule in (*facts, *self.rules):
-            for attr in dir(type(rule)):
-                if attr.startswith("visit_"):
-                    self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
+            for attr in _hooks(type(rule), "visit_"):
+                self._visitors.setdefault(attr[6:], []).append(getattr(rule, attr))
         for rule in (*self.rules, *reversed(facts)):
-            for attr in dir(type(rule)):
-                if attr.startswith("leave_"):
-                    self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
+            for attr in _hooks(type(rule), "leave_"):
+                self._leavers.setdefault(attr[6:], []).append(getattr(rule, attr))
 
     def walk(self, node: cst.CSTNode) -> None:
         """The traversal: what `node.visit(self)` does (the same calls, in libcst's order),

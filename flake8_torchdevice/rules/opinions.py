@@ -7,7 +7,7 @@ from typing import Iterator, List, Tuple
 
 import libcst as cst
 
-from ..analysis import dotted_name, is_cuda_literal, keyword, method_call, positional_args, string_value
+from ..analysis import children, dotted_name, is_cuda_literal, keyword, method_call, positional_args, string_value
 from .base import Rule
 
 # torch.optim members that are not optimizers.
@@ -25,7 +25,7 @@ def _parameter_owners(node: cst.CSTNode) -> Iterator[str]:
         return
     if isinstance(node, (cst.Lambda, cst.FunctionDef)):
         return
-    for child in node.children:
+    for child in children(node):
         yield from _parameter_owners(child)
 
 
@@ -226,5 +226,5 @@ class CudaOnlySelection(Rule):
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from _walk(child)

@@ -7,9 +7,9 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..analysis import (dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call, moves_to_cpu,
-                        positional_args, string_value)
-from .base import CallTrigger, Fix, Rule
+from ..analysis import (children, dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call,
+                        moves_to_cpu, positional_args, string_value)
+from .base import CallTrigger, Fix, Rule, any_word
 
 # Loader -> index of its positional `map_location` parameter.
 LOADERS = {
@@ -65,7 +65,7 @@ def _names_in(path: cst.CSTNode) -> List[str]:
     if isinstance(path, (cst.Name, cst.Attribute)):
         name = dotted_name(path)
         return [f"passed:{name}"] if name else []
-    return [key for child in path.children for key in _names_in(child)]
+    return [key for child in children(path) for key in _names_in(child)]
 
 
 def _string_pieces(path: cst.CSTNode) -> List[str]:
@@ -195,7 +195,7 @@ class LoadWithoutMapLocation(Rule):
     message = ("{name}() without map_location fails on a CPU-only machine when the checkpoint was saved "
                'on a GPU; pass map_location="cpu" (then .to(device)) or map_location=device')
     # `save` too: a function that dumps CPU tensors to a file makes its loads elsewhere safe.
-    triggers = r"\b(?:load|load_url|load_state_dict_from_url|save)\b"
+    triggers = any_word(("load", "load_url", "load_state_dict_from_url", "save"))
     trigger_words = ("load", "save")
     # `torch.save` before a load, and module-level dicts of PyTorch's published weights
     module_data_words = r"save|download\.pytorch\.org"

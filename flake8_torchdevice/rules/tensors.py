@@ -10,6 +10,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..analysis import (
+    children,
     dotted_name,
     has_star_kwargs,
     keyword,
@@ -25,7 +26,7 @@ from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
 from ..analysis.syntax import ast_definitions, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
                               TO_PYTHON, is_dtype, subscript_key)
-from .base import CallTrigger, Fix, Rule, device_for_fix
+from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
@@ -188,7 +189,7 @@ class FactoryWithoutDevice(Rule):
     code = "TDV201"
     name = "factory-without-device"
     message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
-    triggers = r"\b(?:" + "|".join(FACTORIES) + r")\b"
+    triggers = any_word(FACTORIES)
     trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor")
     call_trigger = CallTrigger(frozenset(FACTORIES), frozenset({"device", None}))
     uses_origins = True
@@ -524,7 +525,7 @@ class FactoryWithoutDevice(Rule):
             return None  # names there may be the comprehension's own
         if method_call(node, *MOVERS) is not None:
             return None  # `labels.to(device)`: labels itself is elsewhere
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, cst.Arg):
                 child = child.value
             found = self._tensor_parameter_in(child)
@@ -764,11 +765,27 @@ class UnregisteredTensorAttribute(Rule):
         built = _ast_called_from_init(methods)
         if any(_ast_stores_tensor_argument(methods[name]) for name in built):
             return True
+        names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
+
+        def has_factory_word(function: ast.AST) -> bool:
+            found = names_factory.get(id(function))
+            if found is None:
+                found = names_factory[id(function)] = factory_words.search(text_of(function)) is not None
+            return found
+
+        scans: Dict[int, _FunctionScan] = {}
+
+        def scan(function: ast.AST) -> _FunctionScan:
+            found = scans.get(id(function))
+            if found is None:
+                found = scans[id(function)] = _FunctionScan(function)
+            return found
+
         # methods that return a tensor they make (on any device), also through each other
         helpers: Set[str] = set()
-        candidates = [m for m in methods.values() if factory_words.search(text_of(m))]
+        candidates = [m for m in methods.values() if has_factory_word(m)]
         while candidates:
-            found = [m for m in candidates if _new_tensor_uses(m, aliases, True, helpers)[1]]
+            found = [m for m in candidates if _new_tensor_uses(scan(m), aliases, True, helpers)[1]]
             helpers.update(m.name for m in found)
             if not found:
                 break
@@ -776,8 +793,8 @@ class UnregisteredTensorAttribute(Rule):
             candidates = [m for m in methods.values() if m.name not in helpers and words.search(text_of(m))]
         words = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\b") if helpers else None
         return any(isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and (factory_words.search(text_of(function)) or (words and words.search(text_of(function))))
-                   and _new_tensor_uses(function, aliases, function.name in built, helpers)[0]
+                   and (has_factory_word(function) or (words and words.search(text_of(function))))
+                   and _new_tensor_uses(scan(function), aliases, function.name in built, helpers)[0]
                    for function in ast_definitions(node))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -892,7 +909,8 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
-_TENSOR_ARGUMENT_WORDS = re.compile(r"\b__init__\([^)]*\bTensor\b|" + _DERIVED_ARGUMENT)  # as the file trigger
+# as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
+_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT)
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
@@ -980,24 +998,40 @@ def _ast_called_from_init(methods: Dict[str, ast.AST]) -> Set[str]:
     return done
 
 
-def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: bool,
+class _FunctionScan:
+    """What `_new_tensor_uses` reads of a function, whatever it asks: walked once."""
+
+    def __init__(self, function: ast.AST) -> None:
+        nodes = list(walk_ast(function))
+        self.assigns = [sub for sub in nodes if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None]
+        self.returns = [sub.value for sub in nodes if isinstance(sub, ast.Return) and sub.value is not None]
+        self.stores = any(_stores_attribute(t) for sub in self.assigns for t in _ast_targets(sub))
+        self.calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
+        # arguments of registration (`nn.Parameter(scale * torch.ones(d))` too), and iterables
+        # of comprehensions, never end up on self as a new tensor
+        self.excluded = {id(sub) for call in self.calls if _ast_callee(call) in REGISTERING_CALLS
+                         for arg in call.args for sub in walk_ast(arg)}
+        self.excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
+        self._reads: Dict[int, Tuple[Set[int], Set[str]]] = {}
+
+    def reads(self, value: ast.AST) -> Tuple[Set[int], Set[str]]:
+        """The ids of the nodes in `value` and the names it reads."""
+        found = self._reads.get(id(value))
+        if found is None:
+            subs = list(walk_ast(value))
+            found = self._reads[id(value)] = ({id(sub) for sub in subs},
+                                              {sub.id for sub in subs if isinstance(sub, ast.Name)})
+        return found
+
+
+def _new_tensor_uses(scan: _FunctionScan, aliases: FrozenSet[str], any_device: bool,
                      helpers: Set[str]) -> Tuple[bool, bool]:
-    """Does `function` (1) assign an attribute, (2) return a value built from a factory
-    call (without `device=`, unless `any_device`) or from a call of one of `helpers`
-    (`self._make_mask(n)`), directly or through local names?"""
-    nodes = list(walk_ast(function))
-    assigns = [sub for sub in nodes if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None]
-    returns = [sub.value for sub in nodes if isinstance(sub, ast.Return) and sub.value is not None]
-    stores = any(_stores_attribute(t) for sub in assigns for t in _ast_targets(sub))
-    if not stores and not returns:
+    """Does the function `scan` read (1) assign an attribute, (2) return a value built from
+    a factory call (without `device=`, unless `any_device`) or from a call of one of
+    `helpers` (`self._make_mask(n)`), directly or through local names?"""
+    if not scan.stores and not scan.returns:
         return False, False
-    calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
-    # arguments of registration (`nn.Parameter(scale * torch.ones(d))` too), and iterables
-    # of comprehensions, never end up on self as a new tensor
-    excluded = {id(sub) for call in calls if _ast_callee(call) in REGISTERING_CALLS for arg in call.args
-                for sub in walk_ast(arg)}
-    excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
-    factories = {id(call) for call in calls if id(call) not in excluded and (
+    factories = {id(call) for call in scan.calls if id(call) not in scan.excluded and (
         ((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases or _ast_is_dynamic_torch(call))
          and (any_device or not any(k.arg in ("device", None) for k in call.keywords)))
         or (isinstance(call.func, ast.Attribute) and call.func.attr in helpers))}
@@ -1006,20 +1040,21 @@ def _new_tensor_uses(function: ast.AST, aliases: FrozenSet[str], any_device: boo
     tainted: Set[str] = set()
 
     def made_from_factory(value: ast.AST) -> bool:
-        return any(id(sub) in factories or (isinstance(sub, ast.Name) and sub.id in tainted)
-                   for sub in walk_ast(value))
+        ids, names = scan.reads(value)
+        return not factories.isdisjoint(ids) or not tainted.isdisjoint(names)
 
+    bound = [({t.id for target in _ast_targets(sub) for t in walk_ast(target) if isinstance(t, ast.Name)}, sub)
+             for sub in scan.assigns]
     changed = True
     while changed:  # locals built from factories, through other locals
         changed = False
-        for sub in assigns:
-            names = {t.id for target in _ast_targets(sub) for t in walk_ast(target) if isinstance(t, ast.Name)}
+        for names, sub in bound:
             if names - tainted and made_from_factory(sub.value):
                 tainted |= names
                 changed = True
-    stored = stores and any(_stores_attribute(t) and made_from_factory(sub.value)
-                            for sub in assigns for t in _ast_targets(sub))
-    return stored, any(made_from_factory(value) for value in returns)
+    stored = scan.stores and any(_stores_attribute(t) and made_from_factory(sub.value)
+                                 for sub in scan.assigns for t in _ast_targets(sub))
+    return stored, any(made_from_factory(value) for value in scan.returns)
 
 
 def _ast_is_dynamic_torch(call: ast.Call) -> bool:

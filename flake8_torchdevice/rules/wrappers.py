@@ -12,7 +12,7 @@ from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyw
                         move_target, moves_to_cpu, positional_args)
 from ..analysis.kinds import MODULE
 from ..analysis.syntax import walk_ast
-from .base import Fix, Rule, names_read
+from .base import Fix, Rule, names_read, trigger_union
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
@@ -160,8 +160,9 @@ class WrapBeforeMove(Rule):
                    "move it to its device instead, e.g. nn.DataParallel(model).to(device)")
     # The moves too: a class whose `__init__` moves its layers builds modules that are
     # not on the CPU, so that `__init__` must be kept by the fast path (`matches_function`).
-    triggers = r"\b(?:DataParallel|(?:MM)?DistributedDataParallel)\b|\.(?:to|cuda)\b"
-    trigger_words = ("DataParallel", ".to", ".cuda")
+    trigger_parts = ((("DataParallel",), r"\b(?:DataParallel|(?:MM)?DistributedDataParallel)\b"),
+                     ((".to", ".cuda"), r"\.(?:to|cuda)\b"))
+    triggers, trigger_words = trigger_union(trigger_parts)
 
     VALID = [
         "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
