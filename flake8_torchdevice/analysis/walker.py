@@ -32,8 +32,18 @@ from .scopes import Scope, import_fallback_names
 from .syntax import block_statements, child_fields, dotted_name, last_identifier
 
 
-# The only attributes (children) of a node whose visit can enter a guard or a body.
-_GUARDING_ATTRIBUTES = frozenset({"body", "elt", "key", "value", "right", "orelse"})
+# The only attributes (children) of a node whose visit can enter a guard or a body, and
+# the node classes where they do (what `on_visit_attribute` and `on_leave_attribute`
+# act on): the walk calls those for these fields only, not for every `Arg.value`.
+_COMPREHENSIONS = frozenset({"ListComp", "SetComp", "GeneratorExp", "DictComp"})
+_GUARDING_FIELDS = {
+    "body": frozenset({"If", "While", "IndentedBlock", "FunctionDef", "ClassDef", "Lambda", "IfExp", "For",
+                       "MatchCase"}),
+    "elt": _COMPREHENSIONS, "key": _COMPREHENSIONS, "value": _COMPREHENSIONS,
+    "right": frozenset({"BooleanOperation"}),
+    "orelse": frozenset({"If", "While", "IfExp"}),
+}
+_GUARDING_ATTRIBUTES = frozenset(_GUARDING_FIELDS)
 _NO_EFFECT = (False, False)
 
 
@@ -48,15 +58,17 @@ _SKIPPED_NODES = (cst.Annotation, cst.BaseParenthesizableWhitespace, cst.EmptyLi
                   cst.BaseUnaryOp, cst.BaseAugOp)
 
 
-# node class -> (field, is it in _GUARDING_ATTRIBUTES) for its fields that may hold
-# children, in libcst's visiting order
+# node class -> (field, is it one of the class's _GUARDING_FIELDS) for its fields that
+# may hold children, in libcst's visiting order
 _CHILD_FIELDS: Dict[type, tuple] = {}
 
 
 def _child_fields(node: cst.CSTNode) -> tuple:
     fields = _CHILD_FIELDS.get(type(node))
     if fields is None:
-        fields = _CHILD_FIELDS[type(node)] = tuple((name, name in _GUARDING_ATTRIBUTES) for name in child_fields(node))
+        kind = type(node).__name__
+        fields = _CHILD_FIELDS[type(node)] = tuple((name, kind in _GUARDING_FIELDS.get(name, ()))
+                                                   for name in child_fields(node))
     return fields
 
 

@@ -544,6 +544,8 @@ class CudaOnlyApi(Rule):
 
     def _legacy_type(self, node: cst.CSTNode) -> Optional[str]:
         """`FloatTensor` for `torch.cuda.FloatTensor` (however imported) or its name as a string."""
+        if isinstance(node, cst.Attribute) and node.attr.value not in LEGACY_CUDA_TYPES:
+            return None  # (cheap: asked of every attribute) `a.b` resolves to something ending in `.b`
         qualified = self.ctx.resolve(node) or string_value(node) or ""
         prefix, _, name = qualified.rpartition(".")
         return name if prefix == "torch.cuda" and name in LEGACY_CUDA_TYPES else None
