@@ -172,6 +172,20 @@ REPORTED = {
         "    model = MMDistributedDataParallel(model, device_ids=[0])\n", [(4, 12)]),
     "DataParallel over two listed devices": (
         "import torch.nn as nn\nmodel = nn.DataParallel(Net(), device_ids=[0, 1])\n", [(2, 8)]),
+    # a project template's setup_device: every other path moves the caller's module, the
+    # DataParallel path forgets to
+    "handed-in module moved on the other arm only": (
+        "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
+        "        model = nn.DataParallel(model, device_ids=gpus)\n    else:\n        model = model.to(device)\n"
+        "    return model, device\n", [(4, 16)]),
+    "handed-in module moved on an earlier arm that returns": (
+        "import torch.nn as nn\ndef setup(model, gpus, device):\n    if not gpus:\n"
+        "        return model.to('cpu')\n    if len(gpus) == 1:\n        return model.to(device)\n"
+        "    return nn.DataParallel(model, device_ids=gpus)\n", [(7, 11)]),
+    "returned in its arm, moved in the other": (
+        "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
+        "        model = nn.DataParallel(model, device_ids=gpus)\n        return model\n"
+        "    model.cuda()\n    return model\n", [(4, 16)]),
 }
 
 
@@ -354,6 +368,22 @@ NOT_REPORTED = {
         "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(cfg, rank):\n"
         "    model = build_model(cfg)\n    return DDP(model, device_ids=[rank])\n"),
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
+    "handed-in module moved on every path": (
+        "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
+        "        model = nn.DataParallel(model, device_ids=gpus)\n    else:\n        model = model.to(device)\n"
+        "    model = model.to(device)\n    return model\n"),
+    "handed-in module moved to the CPU on the other arm": (
+        "import torch.nn as nn\ndef setup(model, gpus):\n    if gpus:\n        model = nn.DataParallel(model)\n"
+        "    else:\n        model = model.cpu()\n    return model\n"),
+    # the ImageNet example: a part wrapped and the whole model moved, or the wrapper moved
+    "part wrapped, whole model moved after": (
+        "import torch.nn as nn\ndef setup(model, arch, gpu):\n    if gpu is not None:\n"
+        "        model = model.cuda(gpu)\n    elif arch == 'vgg':\n"
+        "        model.features = nn.DataParallel(model.features)\n        model.cuda()\n"
+        "    else:\n        model = nn.DataParallel(model).cuda()\n    return model\n"),
+    "wrapper returned in its arm, moved after the if on the straight path": (
+        "import torch.nn as nn\ndef setup(model, fast, device):\n    model = nn.DataParallel(model)\n"
+        "    if fast:\n        return model\n    model.to(device)\n    return model\n"),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -61,7 +61,11 @@ class WrapBeforeMove(Rule):
     module on the CPU, and a user's flag can be false on a machine with a GPU. A move
     on every arm that falls through counts, and so does a move skipped only where CUDA
     is certainly absent (`if torch.cuda.is_available(): model.cuda()`): there
-    `DataParallel` runs the module as it is.
+    `DataParallel` runs the module as it is. A module handed in (or returned by a
+    helper) that the scope moves to a device on its other paths (`if len(gpus) > 1:
+    model = nn.DataParallel(model)` / `else: model = model.to(device)`, or an earlier
+    arm that returns `model.to(device)`) is the scope's to place: the `DataParallel`
+    path that leaves it unmoved is reported, even when it returns the wrapper.
 
     CUDA guards do not silence this rule: wrapping before moving breaks on GPU
     machines, exactly where a guard such as `if torch.cuda.device_count() > 1:` is
@@ -115,8 +119,9 @@ class WrapBeforeMove(Rule):
       `DDP(model).to(device)`): a CPU module there is plain CPU training.
     - A module handed in from outside (a parameter, `self.model` outside
       `__init__` or bound from a parameter in it) or returned by a helper
-      (`model = build(cfg)`) that this scope does not move later: it may have been
-      moved already. (Not when the helper is a function of the project whose every
+      (`model = build(cfg)`) that this scope moves on no path: it may have been
+      moved already. A move on another path counts only when it is to a device, not
+      `.cpu()`. (Not when the helper is a function of the project whose every
       return is a module it built and never moved: `m = SSD300(...); ...; return m`.)
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
       put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
@@ -227,7 +232,7 @@ class WrapBeforeMove(Rule):
             return  # DataParallel(m, device_ids=[gpu]) moves m to that one device itself
         if is_device_move(module):
             if not distributed:  # moved in place; still to be followed to a later CPU move
-                self._wrap_data_parallel(node, move_target(module), False)
+                self._wrap_data_parallel(node, move_target(module), False, moved=True)
             return
         scope = self.ctx.function_scope()
         key = dotted_name(module)
@@ -275,7 +280,7 @@ class WrapBeforeMove(Rule):
         return isinstance(attribute, cst.Attribute) and attribute.value is node and isinstance(call, cst.Call) \
             and call.func is attribute and is_device_move(call)
 
-    def _wrap_data_parallel(self, node: cst.Call, key: Optional[str], built_here: bool) -> None:
+    def _wrap_data_parallel(self, node: cst.Call, key: Optional[str], built_here: bool, moved: bool = False) -> None:
         """DataParallel needs the module on its device by the first forward: a move of
         the wrapper after the wrap is fine, a move to the CPU is not."""
         # nn.DataParallel(m).to(device), .cuda(), also through `.eval()` and other links
@@ -296,13 +301,24 @@ class WrapBeforeMove(Rule):
         wrapper = None
         statement = self.ctx.parent(depth)
         returned = isinstance(statement, cst.Return)
-        if _hands_out(statement) and not (returned and built_here):
+        if _hands_out(statement) and not returned:
             return  # `nets.g = nn.DataParallel(Net())`: whoever gets it may move it
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             wrapper = dotted_name(statement.targets[0].target)
-        self.ctx.function_scope().note("wraps waiting", list).append(
+        scope = self.ctx.function_scope()
+        arms = _arms(self.ctx)
+        # moved to a device before, on a path that does not reach the wrap
+        # (the other arm of an `if` around the wrap, or an arm of an earlier `if` that returns)
+        elsewhere = not moved and any(
+            target == key and (_exclusive(arms, where) or bool(returning - {node_id for node_id, _ in arms}))
+            for target, where, returning in scope.notes.get("device moves", ()))
+        # `return nn.DataParallel(model)` of a module handed in: the caller may move it, unless
+        # this scope moves it on its other paths (judged at the end of the scope)
+        gone = returned and not built_here
+        scope.note("wraps waiting", list).append(
             _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
-                  built_here=built_here, returned=returned))
+                  built_here=built_here, returned=returned and built_here, arms=arms, elsewhere=elsewhere,
+                  gone=gone))
 
     def visit_Name(self, node: cst.Name) -> None:
         self._on_use(node, node.value)
@@ -325,15 +341,18 @@ class WrapBeforeMove(Rule):
         if not handed_out and not runs:
             return
         for wait in [w for w in waiting if not w.report_on_move and name in (w.wrapper, w.module)]:
-            if any(outer is wait.node for outer in self.ctx.stack):
-                continue  # `m = DP(m)` itself
+            if wait.gone or any(outer is wait.node for outer in self.ctx.stack):
+                continue  # returned already, or `m = DP(m)` itself
             if wait.on_cpu and runs and name == wait.wrapper:
                 waiting.remove(wait)
                 self.report(wait.node, self.cpu_message)
             elif isinstance(parent, cst.Return) and name == wait.wrapper and wait.built_here:
                 wait.returned = True  # judged by the callers that run it
             elif handed_out and name == wait.wrapper and not wait.on_cpu:
-                waiting.remove(wait)
+                if _returned(parent, self.ctx) and (wait.elsewhere or _arms(self.ctx) == wait.arms):
+                    wait.gone = True  # later moves are on other paths: kept to judge by them
+                else:
+                    waiting.remove(wait)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:  # `agent: PPOAgent = PPOAgent(envs)`
@@ -390,11 +409,22 @@ class WrapBeforeMove(Rule):
         return key.startswith("self.") and function is not None and function.name.value == "__init__"
 
     def _on_move(self, call: cst.Call, target: Optional[str]) -> None:
-        waiting = self.ctx.function_scope().note("wraps waiting", list)
-        if not waiting or target is None:
+        if target is None:
             return
+        scope = self.ctx.function_scope()
         to_cpu = moves_to_cpu(call)
-        for wait in [w for w in waiting if target in (w.module, w.wrapper)]:
+        arms = _arms(self.ctx)
+        if not to_cpu:
+            scope.note("device moves", list).append((target, arms, _returning_arms(self.ctx)))
+        waiting = scope.notes.get("wraps waiting")
+        if not waiting:
+            return
+        for wait in [w for w in waiting if target in (w.module, w.wrapper)
+                     or (not w.report_on_move and _inside(w.module, target))]:
+            if wait.gone or _exclusive(wait.arms, arms):
+                # a path that does not go through the wrap: this scope places the module itself
+                wait.elsewhere = wait.elsewhere or (not to_cpu and target in (wait.module, wait.wrapper))
+                continue
             if wait.report_on_move:  # DDP: moved after the wrap, too late
                 waiting.remove(wait)
                 if not to_cpu:
@@ -403,6 +433,7 @@ class WrapBeforeMove(Rule):
             # DataParallel: moved to its device in time, or to the CPU, where its next
             # forward (or whoever gets it next) fails on a machine with a GPU
             wait.built_here = False
+            wait.placed = not to_cpu
             wait.on_cpu = to_cpu
             if to_cpu and target == wait.wrapper and _hands_out(self.ctx.parent()):
                 # `return net.cpu()` (EduNLP's set_device): handed out on the CPU
@@ -413,7 +444,14 @@ class WrapBeforeMove(Rule):
         # DataParallel wraps that nothing moved before the end of the scope.
         owner = self._module_being_built(scope)
         for wait in scope.notes.get("wraps waiting", ()):
-            if wait.report_on_move or not wait.built_here:
+            if wait.report_on_move:
+                continue
+            if wait.elsewhere and not wait.placed and not wait.on_cpu:
+                # `if n > 1: model = DataParallel(model)` / `else: model = model.to(device)`:
+                # the scope moves the module on its other paths, not on this one
+                self.report(wait.node, wait.message)
+                continue
+            if not wait.built_here:
                 continue
             if wait.returned:
                 # `return nn.DataParallel(Net())`: wrong only if a caller runs it unmoved
@@ -485,6 +523,51 @@ class _Wait:
     fix: Optional[Fix] = None
     on_cpu: bool = False  # DataParallel: its module was moved to the CPU after the wrap
     returned: bool = False  # DataParallel built here and returned: its callers decide
+    # DataParallel: the `if` arms around the wrap (`_arms`); whether the scope moves the
+    # module to a device on a path that does not reach the wrap (then it is the scope's job
+    # to move it, and this path forgot); whether a move on the wrap's path came in time;
+    # whether the wrapper left the scope by a `return` (any later move is on another path)
+    arms: Tuple[Tuple[int, bool], ...] = ()
+    elsewhere: bool = False
+    placed: bool = False
+    gone: bool = False
+
+
+def _arms(ctx) -> Tuple[Tuple[int, bool], ...]:
+    """Where the node being visited is: the `if` arms around it, as (id of the `If`, in its body)."""
+    return tuple((id(node), in_body) for node, _, in_body in ctx.enclosing_tests())
+
+
+def _exclusive(one: Tuple[Tuple[int, bool], ...], other: Tuple[Tuple[int, bool], ...]) -> bool:
+    """Are two places in arms of one `if` that exclude each other (its body and its `else`)?"""
+    arms = dict(one)
+    return any(arms.get(node, in_body) != in_body for node, in_body in other)
+
+
+def _returning_arms(ctx) -> Set[int]:
+    """The `if` statements around the node being visited whose arm that holds it ends
+    with `return` or `raise`: code after such an `if` is on another path."""
+    ended = set()
+    for node, _, in_body in ctx.enclosing_tests():
+        arm = node.body if in_body else node.orelse
+        if isinstance(node, cst.If) and isinstance(arm, (cst.IndentedBlock, cst.Else)):
+            block = arm.body if isinstance(arm, cst.Else) else arm
+            last = block.body[-1] if block.body else None
+            if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise)):
+                ended.add(id(node))
+    return ended
+
+
+def _returned(parent: Optional[cst.CSTNode], ctx) -> bool:
+    """`return model`, `return model, device`."""
+    if isinstance(parent, cst.Element) and isinstance(ctx.parent(2), cst.Tuple):
+        parent = ctx.parent(3)
+    return isinstance(parent, cst.Return)
+
+
+def _inside(module: Optional[str], moved: str) -> bool:
+    """`model.cuda()` moves `model.features` too."""
+    return module is not None and module.startswith(moved + ".")
 
 
 # Calls that take a module without running it (saving it, printing it).
