@@ -29,6 +29,16 @@ REPORTED = {
     "parameter in one branch, plain tensor in the other": (
         module("if n:\n    self.t = nn.Parameter(torch.ones(n))\nelse:\n    self.t = torch.ones(3)"), [(10, 12)]),
     "factory in __init__": (module("self.t = torch.zeros(n)"), [(7, 8)]),
+    # PyPOTS' GMM layer: a setter that forward never calls keeps the caller's tensor, on one
+    # device; it refreshes nothing that follows the module
+    # ParlAI's FP16-safe cross entropy: the class weights it was given, kept as they are
+    "argument passed as a loss's weight": (
+        "import torch.nn as nn\nimport torch.nn.functional as F\nclass Loss(nn.Module):\n"
+        "    def __init__(self, weight=None):\n        super().__init__()\n        self.weight = weight\n"
+        "    def forward(self, scores, targets):\n        return F.nll_loss(scores, targets, weight=self.weight)\n",
+        [(6, 8)]),
+    "set by a setter too": (
+        module("self.t = torch.Tensor(n)", extra="def set_values(self, t):\n    self.t = t"), [(7, 8)]),
     "torch.tensor of a list parameter": (module("self.t = torch.tensor(values)"), [(7, 8)]),
     "literal data": (module("self.t = torch.tensor([0.5, 0.25])"), [(7, 8)]),
     "from_numpy": (module("self.t = torch.from_numpy(np.ones(3))"), [(7, 8)]),
@@ -167,6 +177,18 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "argument handed to a loss module built in __init__": (
+        "import torch.nn as nn\nclass Loss(nn.Module):\n    def __init__(self, weight=None):\n"
+        "        super().__init__()\n        self.weight = weight\n"
+        "        self.ce = nn.CrossEntropyLoss(weight=self.weight)\n"
+        "    def forward(self, scores, targets):\n        return self.ce(scores, targets)\n"),
+    "argument passed as weight to something that is not torch's": (
+        "import torch.nn as nn\nclass Loss(nn.Module):\n    def __init__(self, weight=None):\n"
+        "        super().__init__()\n        self.weight = weight\n"
+        "    def forward(self, scores, targets):\n        return my_loss(scores, targets, weight=self.weight)\n"),
+    "reset by a method forward calls with the input's value": (
+        module("self.t = torch.zeros(n)", forward="self.reset(x.new_zeros(3))\nreturn x + self.t",
+               extra="def reset(self, t):\n    self.t = t")),
     "0-dim constant": module("self.t = torch.tensor(1.5)"),
     "private attribute the class never reads": module("self._t = torch.zeros(n, 2)", forward="return x"),
     "public attribute used only while built": module("self.t = torch.zeros(n, 2)\nself.w = nn.Parameter(self.t * 2)",

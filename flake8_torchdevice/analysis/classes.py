@@ -44,6 +44,8 @@ _SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
 # that `preprocess` (p-repr-ocess) and `compute_logits` are not taken for one.
 _IO_WORDS = "save|load|export|dump|write|state_dict|repr|print|log"
 _IO_METHOD_RE = re.compile(rf"(?:^|_)(?:{_IO_WORDS})(?:_|$|[A-Z0-9])|(?:^|[a-z])(?:{_IO_WORDS.title()})(?:[A-Z_0-9]|$)")
+# Keywords of torch.nn's losses that take a tensor (class weights), never Python data.
+_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
 # Overriding one of these means the class moves its own plain tensors.
 _MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
 
@@ -136,6 +138,8 @@ class ClassInfo:
     # methods that move the module or a part of it to a device: `self.to(device)`,
     # `self.fc = nn.Linear(2, 2).cuda(rank)`
     device_moves: Set[str] = field(default_factory=set)
+    # attributes passed where torch takes only a tensor: `F.cross_entropy(y, t, weight=self.w)`
+    tensor_keywords: Set[str] = field(default_factory=set)
     # method -> what its `return` statements return
     returns: Dict[str, List[MethodReturn]] = field(default_factory=dict)
 
@@ -170,6 +174,10 @@ class ClassInfo:
             done.add(method)
             todo.extend(name for name in self.references.get(method, ()) if name in self.methods)
         return done
+
+    def run_with_input(self) -> Set[str]:
+        """`forward` (or `__call__`) and the methods of the class it uses on `self`."""
+        return self._reachable(["forward", "__call__"])
 
     def construction_only_methods(self, init_elsewhere: Set[str] = frozenset()) -> Set[str]:
         """`init_time_methods` less those a run-time method also calls: deep-text-recognition's
@@ -406,7 +414,15 @@ class ClassFacts:
     def visit_Call(self, node: cst.Call) -> None:
         method = self._method
         func = node.func
-        if method is None or not isinstance(func, cst.Attribute):
+        if method is None:
+            return
+        for arg in node.args:
+            # `F.nll_loss(..., weight=self.weight)`: a tensor, whatever the class was given
+            if arg.keyword is not None and arg.keyword.value in _TENSOR_KEYWORDS:
+                name = self._self_attribute(arg.value)
+                if name is not None and (self.ctx.resolve(func) or "").startswith("torch.nn."):
+                    method[0].tensor_keywords.add(name)
+        if not isinstance(func, cst.Attribute):
             return
         if (isinstance(func.value, cst.Name) and func.value.value == method[2] and is_device_move(node)
                 and not moves_to_cpu(node)):

@@ -562,6 +562,8 @@ def _changes_dtype_only(call: cst.Call, resolve) -> bool:
 # with a method only tensors have (the file and class triggers of TDV202; the tree decides)
 _DERIVED_ARGUMENT = (r"\bself\.\w+\s*=\s*\w+(?:\.\w+\([^()]*\))*\.(?:"
                      + "|".join(sorted(TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS)) + r")\(")
+# `F.nll_loss(..., weight=self.weight)`: what the class keeps there is a tensor
+_WEIGHT_KEYWORD = r"\b(?:pos_)?weight\s*=\s*self\.\w"
 
 
 class UnregisteredTensorAttribute(Rule):
@@ -581,7 +583,8 @@ class UnregisteredTensorAttribute(Rule):
       and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
       `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
       by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
-      shows `r` is one);
+      shows `r` is one), or an argument the class hands to torch as a loss's class
+      weights (`self.weight = weight` read as `F.nll_loss(y, t, weight=self.weight)`);
     - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
       caches set in `forward` (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`,
       or `self.mask = self._make_mask(n)` where `_make_mask` makes it without a device);
@@ -659,7 +662,9 @@ class UnregisteredTensorAttribute(Rule):
     - The attribute is moved where it is used (`self.pe.to(x.device)`,
       `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
       refreshed at run time with a tensor that is not fixed (also element by element:
-      `self.grids[i] = grid` in `forward`).
+      `self.grids[i] = grid` in `forward`). A setter that `forward` does not call and
+      that keeps the caller's tensor (`def set_values(self, phi): self.phi = phi`)
+      refreshes nothing: that tensor stays on one device too.
     - Placeholder slots: one tensor repeated, `self.heads = [torch.zeros(1)] * n`
       (whatever fills the slots later decides their device).
     - The attribute is never read outside construction time (`__init__` and the methods
@@ -703,7 +708,8 @@ class UnregisteredTensorAttribute(Rule):
     triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
                 r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
                 r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
-                r"|" + _DERIVED_ARGUMENT)  # `self.radii = r.norm(2, dim=1)`
+                r"|" + _DERIVED_ARGUMENT  # `self.radii = r.norm(2, dim=1)`
+                + r"|" + _WEIGHT_KEYWORD)  # `F.nll_loss(y, t, weight=self.weight)`
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -758,12 +764,13 @@ class UnregisteredTensorAttribute(Rule):
                     return True
         text = text_of(node)
         factory_words = _class_trigger_words(aliases)
+        by_use = _ast_tensor_keywords(node) if _WEIGHT_KEYWORD_WORDS.search(text) else set()
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
             return bool(_TENSOR_ARGUMENT_WORDS.search(text)) and any(
-                _ast_stores_tensor_argument(methods[name]) for name in _ast_called_from_init(methods))
+                _ast_stores_tensor_argument(methods[name], by_use) for name in _ast_called_from_init(methods))
         built = _ast_called_from_init(methods)
-        if any(_ast_stores_tensor_argument(methods[name]) for name in built):
+        if any(_ast_stores_tensor_argument(methods[name], by_use) for name in built):
             return True
         names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
 
@@ -841,9 +848,10 @@ class UnregisteredTensorAttribute(Rule):
             init_time = cls.construction_only_methods(init_in_lineage)
             for attribute, entries in cls.reads.items():
                 reads.setdefault(attribute, []).extend(e for e in entries if e[0] not in init_time)
+            with_input = cls.run_with_input()
             for a in cls.assignments:
                 if a.method not in init_time and not _is_fixed(cls, a) and not a.built_once \
-                        and not _is_constant(a.value):
+                        and not _is_constant(a.value) and not _keeps_callers_value(cls, a, with_input):
                     key = (a.name, a.method)
                     refreshes[key] = min(refreshes.get(key, a.order), a.order)
         stale: Set[str] = set()
@@ -910,7 +918,9 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
-_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT)
+_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT
+                                    + r"|(?=[pw])" + _WEIGHT_KEYWORD)
+_WEIGHT_KEYWORD_WORDS = re.compile(_WEIGHT_KEYWORD)
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
@@ -923,9 +933,16 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
     return pattern
 
 
-def _ast_stores_tensor_argument(method: ast.AST) -> bool:
+def _ast_tensor_keywords(node: ast.AST) -> Set[str]:
+    """Fast path of `ClassInfo.tensor_keywords`: the `w` of `weight=self.w` in the class."""
+    return {sub.value.attr for sub in walk_ast(node) if isinstance(sub, ast.keyword)
+            and sub.arg in ("weight", "pos_weight") and isinstance(sub.value, ast.Attribute)}
+
+
+def _ast_stores_tensor_argument(method: ast.AST, by_use: Set[str] = frozenset()) -> bool:
     """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor
-    type, or `self.x = x.norm(...)`, a method chain on a parameter with a method only tensors have."""
+    type, or one passed as `weight=self.x` (`by_use`), or `self.x = x.norm(...)`, a method
+    chain on a parameter with a method only tensors have."""
     args = method.args  # type: ignore[attr-defined]
     parameters = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     annotated = {a.arg for a in parameters if a.annotation is not None and _names_tensor_type(a.annotation)}
@@ -935,6 +952,9 @@ def _ast_stores_tensor_argument(method: ast.AST) -> bool:
             continue
         root, called = _ast_chain(statement.value)
         if root in annotated or (root in names and called & TENSOR_ONLY_METHODS):
+            return True
+        if by_use and root in names and isinstance(statement.value, ast.Name) and any(
+                isinstance(t, ast.Attribute) and t.attr in by_use for t in statement.targets):
             return True
     return False
 
@@ -1100,8 +1120,20 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     stays where it was when the module moves."""
     method = info.methods.get(assignment.method)
     root = root_name(assignment.value)
-    return method is not None and assignment.kind == TENSOR and root not in (None, "self", "cls") \
-        and root in parameter_names(method)
+    if method is None or root in (None, "self", "cls") or root not in parameter_names(method):
+        return False
+    # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
+    return assignment.kind == TENSOR or (isinstance(assignment.value, cst.Name)
+                                         and assignment.name in info.tensor_keywords)
+
+
+def _keeps_callers_value(info: ClassInfo, assignment: AttributeAssignment, with_input: Set[str]) -> bool:
+    """`def set_values(self, phi): self.phi = phi`, a setter that `forward` does not call: the
+    caller's tensor, on one device, is no refresh that follows the module (PyPOTS' GMM layer,
+    whose DataParallel replicas all read cuda:0's)."""
+    method = info.methods.get(assignment.method)
+    return method is not None and assignment.method not in with_input \
+        and isinstance(assignment.value, cst.Name) and assignment.value.value in parameter_names(method)
 
 
 def _is_container(node: cst.CSTNode) -> bool:
