@@ -130,7 +130,8 @@ def last_identifier(node: cst.CSTNode) -> Optional[str]:
 
 def string_value(node: cst.CSTNode) -> Optional[str]:
     """The text of a plain (non-f, non-bytes) string literal, else None."""
-    if isinstance(node, cst.SimpleString):
+    # (by exact class, as `is_node`: asked of most nodes, which are no strings)
+    if type(node) is cst.SimpleString:
         prefix = node.prefix.lower()
         if "b" in prefix:
             return None
@@ -139,7 +140,7 @@ def string_value(node: cst.CSTNode) -> Optional[str]:
         except Exception:  # malformed escapes: not a literal we understand
             return None
         return value if isinstance(value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
+    if type(node) is cst.ConcatenatedString:
         left, right = string_value(node.left), string_value(node.right)
         if left is None or right is None:
             return None
