@@ -106,31 +106,36 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+# The questions below, asked of most nodes, test a node's exact class (`type(node) is
+# cst.Name`): libcst's node classes are ABCs, and `isinstance` against a class the node
+# is not goes through `abc`'s Python-level check. The same answers: nothing subclasses
+# libcst's concrete node classes.
+
+
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """`a.b.c` for a Name/Attribute chain, None for anything else."""
     parts: List[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
 
 
 def last_identifier(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         return last_identifier(node.func)
     return None
 
 
 def string_value(node: cst.CSTNode) -> Optional[str]:
     """The text of a plain (non-f, non-bytes) string literal, else None."""
-    # (by exact class, as `is_node`: asked of most nodes, which are no strings)
     if type(node) is cst.SimpleString:
         prefix = node.prefix.lower()
         if "b" in prefix:
@@ -225,11 +230,7 @@ def first_argument(call: cst.Call, keyword_name: str) -> Optional[cst.BaseExpres
 
 def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.BaseExpression]:
     """For `recv.name(...)` with name in `names`: the receiver, else None."""
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in names
-    ):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in names:
         return node.func.value
     return None
 
