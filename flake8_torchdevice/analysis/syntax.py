@@ -32,6 +32,22 @@ def ast_definitions(node: ast.AST) -> Iterator[AstDefinition]:
                 todo.append(child)
 
 
+def ast_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """Every statement inside `node` (an `ast` node), at any depth, those of nested
+    functions and classes too (and their `except` handlers and `case`s): what
+    `ast.walk` finds of them, without visiting a single expression."""
+    todo = deque([node])
+    while todo:
+        current = todo.popleft()
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            children = getattr(current, name, None)
+            if not isinstance(children, list):
+                continue  # a lambda's or an expression's `body` is one expression
+            for child in children:
+                yield child
+                todo.append(child)
+
+
 def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk`: the same nodes in the same order (breadth first, fields in order),
     twice as fast: no generator per node for its fields and children."""
