@@ -395,11 +395,14 @@ class ValueKinds:
         it was made on: a factory with `device=` or `**kwargs` counts too, and so does
         any move of such a tensor. While a module is built that is what matters: a plain
         attribute stays on the device it was made on when the module moves later."""
-        if isinstance(node, cst.Name):
+        # (by exact class: libcst's node classes are ABCs, and `isinstance` against one a node
+        # is not goes through `abc`; this runs for every value bound or compared)
+        kind = type(node)
+        if kind is cst.Name:
             scope = self._binding_scope(node.value)
             kinds = scope.notes.get("kinds") if scope is not None else None
             return kinds is not None and node.value in (kinds.made if any_device else kinds.fixed)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             if node.attr.value in TENSOR_ATTRIBUTES:
                 return self.is_fixed_tensor(node.value, any_device)
             # `self.P_hat` set earlier in this method (`self.batch = self.P_hat.repeat(b, 1, 1)`)
@@ -407,24 +410,24 @@ class ValueKinds:
                 return False
             kinds = self.ctx.function_scope().notes.get("kinds")
             return kinds is not None and f"self.{node.attr.value}" in (kinds.made if any_device else kinds.fixed)
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             return self.is_fixed_tensor(node.value, any_device)
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             return self.is_fixed_tensor(node.expression, any_device)
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             return self.is_fixed_tensor(node.body, any_device) or self.is_fixed_tensor(node.orelse, any_device)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             return self._only_fixed_tensors([node.left, node.right], any_device)
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        if kind in (cst.List, cst.Tuple, cst.Set):
             return any(self.is_fixed_tensor(e.value, any_device) for e in node.elements)
-        if isinstance(node, cst.Dict):
+        if kind is cst.Dict:
             return any(isinstance(e, cst.DictElement) and self.is_fixed_tensor(e.value, any_device)
                        for e in node.elements)
-        if isinstance(node, (cst.ListComp, cst.SetComp)):
+        if kind in (cst.ListComp, cst.SetComp):
             return self.is_fixed_tensor(node.elt, any_device)
-        if isinstance(node, cst.DictComp):
+        if kind is cst.DictComp:
             return self.is_fixed_tensor(node.value, any_device)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self._call_is_fixed(node, any_device)
         return False
 

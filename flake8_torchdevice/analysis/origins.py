@@ -359,22 +359,25 @@ class _SizeOrHost(str):
 def names_read(node: cst.CSTNode) -> Iterator[str]:
     """The names an expression reads, in order; a `_SizeOrHost` marker where it reads a
     size or a host copy (`x.shape`, `x.size(0)`, `len(x)`, `x.cpu()`)."""
-    if isinstance(node, cst.Name):
+    # (by exact class: libcst's node classes are ABCs, and `isinstance` against one a node
+    # is not goes through `abc`; this runs for every node of every value bound)
+    kind = type(node)
+    if kind is cst.Name:
         yield node.value
         return
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         if node.attr.value in _SIZE_OR_HOST:
             yield _SizeOrHost(node.attr.value)
             return
         yield from names_read(node.value)
         return
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "float"):
+    if kind is cst.Call and type(node.func) is cst.Name and node.func.value in ("len", "int", "float"):
         yield _SizeOrHost(node.func.value)
         return
-    if isinstance(node, cst.Call) and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
+    if kind is cst.Call and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
         yield _SizeOrHost("cpu")  # `x.to("cpu")`, `x.type(torch.LongTensor)`
         return
-    if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+    if kind in (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
         return  # names there may be the comprehension's own
     for child in children(node):
         yield from names_read(child)

@@ -32,6 +32,22 @@ def ast_definitions(node: ast.AST) -> Iterator[AstDefinition]:
                 todo.append(child)
 
 
+def ast_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """Every statement inside `node` (an `ast` node), at any depth, those of nested
+    functions and classes too (and their `except` handlers and `case`s): what
+    `ast.walk` finds of them, without visiting a single expression."""
+    todo = deque([node])
+    while todo:
+        current = todo.popleft()
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            children = getattr(current, name, None)
+            if not isinstance(children, list):
+                continue  # a lambda's or an expression's `body` is one expression
+            for child in children:
+                yield child
+                todo.append(child)
+
+
 def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk`: the same nodes in the same order (breadth first, fields in order),
     twice as fast: no generator per node for its fields and children."""
@@ -106,31 +122,37 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+# The questions below, asked of most nodes, test a node's exact class (`type(node) is
+# cst.Name`): libcst's node classes are ABCs, and `isinstance` against a class the node
+# is not goes through `abc`'s Python-level check. The same answers: nothing subclasses
+# libcst's concrete node classes.
+
+
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """`a.b.c` for a Name/Attribute chain, None for anything else."""
     parts: List[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
 
 
 def last_identifier(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         return last_identifier(node.func)
     return None
 
 
 def string_value(node: cst.CSTNode) -> Optional[str]:
     """The text of a plain (non-f, non-bytes) string literal, else None."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         prefix = node.prefix.lower()
         if "b" in prefix:
             return None
@@ -139,7 +161,7 @@ def string_value(node: cst.CSTNode) -> Optional[str]:
         except Exception:  # malformed escapes: not a literal we understand
             return None
         return value if isinstance(value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
+    if type(node) is cst.ConcatenatedString:
         left, right = string_value(node.left), string_value(node.right)
         if left is None or right is None:
             return None
@@ -224,11 +246,7 @@ def first_argument(call: cst.Call, keyword_name: str) -> Optional[cst.BaseExpres
 
 def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.BaseExpression]:
     """For `recv.name(...)` with name in `names`: the receiver, else None."""
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in names
-    ):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in names:
         return node.func.value
     return None
 

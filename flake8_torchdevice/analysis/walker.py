@@ -298,12 +298,13 @@ class Analyzer(cst.CSTVisitor):
 
         `th.nn.DataParallel` -> `torch.nn.DataParallel` after `import torch as th`.
         """
-        if isinstance(node, cst.Name):
+        kind = type(node)  # (exact class: see syntax.py)
+        if kind is cst.Name:
             for scope in self._visible_scopes():
                 if node.value in scope.bindings:
                     return scope.bindings[node.value]
             return None
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             base = self.resolve(node.value)
             return f"{base}.{node.attr.value}" if base else None
         return None

@@ -141,7 +141,7 @@ class CudaAmp(Rule):
 
     def visit_Name(self, node: cst.Name) -> None:
         parent = self.ctx.parent()
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+        if type(parent) is cst.Attribute and parent.attr is node:  # (exact class: cheap for every name)
             return  # the last name of an attribute chain: the Attribute is checked
         if isinstance(parent, cst.AssignTarget):
             return  # `GradScaler = None` in an import fallback: a binding, not a use

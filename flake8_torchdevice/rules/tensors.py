@@ -23,7 +23,7 @@ from ..analysis import (
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
-from ..analysis.syntax import ast_definitions, walk_ast
+from ..analysis.syntax import ast_definitions, ast_statements, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
                               TO_PYTHON, is_dtype, subscript_key)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
@@ -947,7 +947,7 @@ def _ast_stores_tensor_argument(method: ast.AST, by_use: Set[str] = frozenset())
     parameters = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     annotated = {a.arg for a in parameters if a.annotation is not None and _names_tensor_type(a.annotation)}
     names = {a.arg for a in parameters} - {"self", "cls"}  # `self.norm(...)` is a method, not a tensor's
-    for statement in ast.walk(method):
+    for statement in ast_statements(method):  # an assignment is a statement
         if not (isinstance(statement, ast.Assign) and any(isinstance(t, ast.Attribute) for t in statement.targets)):
             continue
         root, called = _ast_chain(statement.value)
