@@ -30,6 +30,12 @@ REPORTED = {
     "attribute from a function of the file": (
         "import torch\ndef subsequent_mask(n):\n    return torch.ones(n, n)\nclass L:\n    def __init__(self):\n"
         "        self.mask = subsequent_mask(5)\n        self.mask.cuda()\n", [(7, 8)]),
+    # mozilla/TTS's synthesis: the helper returns its argument (None) or the tensor made of it
+    "a helper that returns its argument made a tensor": (
+        "import numpy as np\nimport torch\ndef id_to_torch(i):\n    if i is not None:\n"
+        "        i = torch.from_numpy(np.asarray(i))\n    return i\n"
+        "def run(model, i, use_cuda):\n    i = id_to_torch(i)\n    if use_cuda:\n        i.cuda()\n"
+        "    return model(i)\n", [(10, 8)]),
     "result of a method of the class": (
         "import torch\nclass L:\n    def _mask(self, n):\n        return torch.triu(torch.ones(n, n))\n"
         "    def go(self, n, device):\n        mask = self._mask(n)\n        mask.to(device)\n"
@@ -219,6 +225,9 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "a helper that returns its argument, moved on one path": (
+        "import torch\ndef maybe_cuda(m, use_cuda):\n    if use_cuda:\n        m = m.cuda()\n    return m\n"
+        "def run(model, use_cuda):\n    model = maybe_cuda(model, use_cuda)\n    model.cuda()\n"),
     "torch's settings and queries are no tensors": (
         "import torch\ndef f(device):\n    g = torch.get_default_dtype()\n    s = torch.no_grad()\n"
         "    g.to(device)\n    s.to(device)\n"),

@@ -199,10 +199,15 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
             arm = _chain_root(arm)  # `return grid.float()`: what `grid` is
             if isinstance(arm, ast.Name) and arm.id in set_up:
                 summary.set_up_returns.add(key)
-            if isinstance(arm, ast.Name) and arm.id != first and arm.id not in moved_names:
-                # `pe = torch.zeros(n, d); ...; return pe`: what the name was last bound to
+            if isinstance(arm, ast.Name) and arm.id not in moved_names:
+                # `pe = torch.zeros(n, d); ...; return pe`: what the name was last bound to; also
+                # the argument's own name (`if x is not None: x = torch.from_numpy(x)`, then
+                # `return x`: the argument on one path, what it became on the other), unless
+                # that was a move, which is kept as the argument's (`argument_movers`)
                 earlier = [(line, bound) for line, bound in assignments.get(arm.id, ()) if line < value.lineno]
-                arm = max(earlier, key=lambda pair: pair[0])[1] if earlier else arm
+                last = max(earlier, key=lambda pair: pair[0])[1] if earlier else arm
+                if arm.id != first or not _is_move(_chain_root(last)):
+                    arm = last
             arm = _chain_root(arm)
             if _is_move(arm):
                 # `return net.cuda()`, `return t.to(device)`: moved, whatever it is
