@@ -36,6 +36,10 @@ REPORTED = {
         "        i = torch.from_numpy(np.asarray(i))\n    return i\n"
         "def run(model, i, use_cuda):\n    i = id_to_torch(i)\n    if use_cuda:\n        i.cuda()\n"
         "    return model(i)\n", [(10, 8)]),
+    # DIG's DeepLIFT: an index from **kwargs that `.dim()` shows is a tensor
+    "a value that .dim() shows is a tensor": (
+        function("idx = kwargs.get('idx')\nif not idx.dim():\n    idx = idx.reshape(-1)\nidx.to(device)\n"
+                 "return model(idx)\n", params="model, device, **kwargs"), [(6, 4)]),
     "result of a method of the class": (
         "import torch\nclass L:\n    def _mask(self, n):\n        return torch.triu(torch.ones(n, n))\n"
         "    def go(self, n, device):\n        mask = self._mask(n)\n        mask.to(device)\n"

@@ -99,6 +99,7 @@ TENSOR_ONLY_METHODS = frozenset({
     "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
     "zero_", "fill_", "uniform_", "normal_", "numpy", "is_floating_point", "numel",
     "size",  # called: arrays and images have `.size` as an attribute
+    "dim", "ndimension", "nelement", "get_device",  # (NumPy has `.ndim` and `.size`, no such methods)
 })
 # Methods of a tensor that do not return a tensor.
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
