@@ -69,6 +69,15 @@ REPORTED = {
     "cache built once with the input's device": (
         module("self.t = None", "if self.t is None or self.t.size(0) < 3:\n"
                "    self.t = torch.ones(3, 3, device=x.device).triu(1)\nreturn x @ self.t"), [(10, 12)]),
+    # darts' TFT: the mask is rebuilt when the batch size changes, never when the device does
+    "cache keyed on the last call's batch size": (
+        module("self.t = None\nself.last = 0", "if x.shape[0] != self.last:\n"
+               "    self.t = torch.ones(3, 3, device=x.device).triu(1)\n    self.last = x.shape[0]\nreturn x @ self.t"),
+        [(11, 12)]),
+    # multidim-positional-encoding: the cache is returned first when its shape fits
+    "cache returned first when its shape fits": (
+        module("self.t = None", "if self.t is not None and self.t.shape == x.shape:\n    return self.t\n"
+               "self.t = torch.zeros(x.shape, device=x.device)\nreturn self.t"), [(11, 8)]),
     "cache built once under hasattr": (
         module("pass", "if not hasattr(self, 't'):\n    self.t = x.new_ones(3)\nreturn x @ self.t"), [(10, 12)]),
     "built in a helper named like a builder": (
@@ -177,6 +186,15 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "cache keyed on its device too": (
+        module("self.t = None", "if self.t is None or self.t.shape[0] != x.shape[0] or self.t.device != x.device:\n"
+               "    self.t = torch.ones(3, 3, device=x.device)\nreturn x @ self.t")),
+    "mask made in forward under a mode switch": (
+        module("self.mode = 'train'", "if self.mode == 'train':\n    self.t = torch.ones(3, device=x.device)\n"
+               "    return x * self.t\nreturn x")),
+    "cache returned first only when it is on the input's device": (
+        module("self.t = None", "if self.t is not None and self.t.device == x.device:\n    return self.t\n"
+               "self.t = torch.zeros(x.shape, device=x.device)\nreturn self.t")),
     "argument handed to a loss module built in __init__": (
         "import torch.nn as nn\nclass Loss(nn.Module):\n    def __init__(self, weight=None):\n"
         "        super().__init__()\n        self.weight = weight\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -511,20 +511,80 @@ class ClassFacts:
             node.value, fixed, fixed or kinds.is_fixed_tensor(node.value, True), self._self_method_call(node.value)))
 
     def _under_once_test(self, name: str, self_name: str) -> bool:
-        """Is the assignment under `if self.<name> is None:` / `if not hasattr(self, "<name>"):`
-        whose test does not look at a device?"""
-        for node in reversed(self.ctx.stack):
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        """Is the assignment a cache that a test reuses without looking at a device: under
+        `if self.<name> is None:` / `if not hasattr(self, "<name>"):`, under a test keyed on
+        what the last call saw (`if batch_size != self.batch_size_last:`, `if n > self.max_len:`),
+        or after `if self.<name> is not None and self.<name>.shape == x.shape: return self.<name>`?"""
+        attribute = f"{self_name}.{name}"
+        stack = self.ctx.stack
+        for depth in range(len(stack) - 1, -1, -1):
+            node = stack[depth]
+            if isinstance(node, cst.ClassDef):
                 return False
+            if isinstance(node, cst.FunctionDef):
+                statement = stack[depth + 2] if depth + 2 < len(stack) else None
+                return isinstance(node.body, cst.IndentedBlock) and any(
+                    _returns_cache_first(earlier, attribute) for earlier in node.body.body[:_index(node.body.body,
+                                                                                                   statement)])
             if isinstance(node, cst.If):
                 test = cst.Module([]).code_for_node(node.test)
                 if "device" in test or "is_cuda" in test:
                     return False
-                attribute = f"{self_name}.{name}"
                 return (re.search(rf"{re.escape(attribute)}\s+is\s+None\b", test) is not None
                         or re.search(rf"(hasattr|getattr)\(\s*{re.escape(self_name)}\s*,\s*['\"]{name}['\"]",
-                                     test) is not None)
+                                     test) is not None
+                        or _keyed_on_last_call(node.test, self_name))
         return False
+
+
+def _index(statements: Sequence[cst.CSTNode], statement: Optional[cst.CSTNode]) -> int:
+    return next((i for i, s in enumerate(statements) if s is statement), 0)
+
+
+def _returns_cache_first(statement: cst.CSTNode, attribute: str) -> bool:
+    """`if self.cache is not None and self.cache.shape == x.shape: return self.cache`."""
+    if not isinstance(statement, cst.If):
+        return False
+    test = cst.Module([]).code_for_node(statement.test)
+    if "device" in test or "is_cuda" in test or not re.search(rf"{re.escape(attribute)}\s+is\s+not\s+None\b", test):
+        return False
+    body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [statement.body]
+    return any(isinstance(line, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in line.body)
+               for line in body)
+
+
+def _keyed_on_last_call(test: cst.BaseExpression, self_name: str) -> bool:
+    """A comparison with what an earlier call left on `self` (`batch_size != self.batch_size_last`,
+    `x.shape[1] > self.max_len`), none of its operands a literal (`self.mode == "train"` is a
+    switch, not a key)."""
+    todo: List[cst.CSTNode] = [test]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Comparison):
+            operands = [node.left] + [target.comparator for target in node.comparisons]
+            if not any(isinstance(o, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
+                       or (isinstance(o, cst.Name) and o.value in ("None", "True", "False")) for o in operands) \
+                    and any(_reads_self(o, self_name) for o in operands):
+                return True
+        elif isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
+            todo.extend([node.left, node.right] if isinstance(node, cst.BooleanOperation) else [node.expression])
+    return False
+
+
+def _reads_self(node: cst.CSTNode, self_name: str) -> bool:
+    """`self.x`, `self.x.shape[0]`, `self.x.size(1)`: a read rooted at `self` (not a call of its method)."""
+    while True:
+        if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == self_name:
+                return True
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and not (isinstance(node.func.value, cst.Name) and node.func.value.value == self_name):
+            node = node.func.value
+        else:
+            return False
 
 
 def _moved_to_a_device(value: cst.BaseExpression) -> bool:

@@ -595,9 +595,13 @@ class UnregisteredTensorAttribute(Rule):
       reads (`self.centers = torch.zeros(n, d)`): its users read it (`model.centers`),
       after the model was moved;
     - a cache that `forward` builds once (under `if self.mask is None:`,
-      `if not hasattr(self, "mask"):`, with no device check), even with
-      `device=x.device`: it keeps the device of the first call, and a model run once on
-      the CPU (a dry run, a summary) and then moved keeps a CPU mask.
+      `if not hasattr(self, "mask"):`), or rebuilds only when a key of the last call
+      changes (`if batch_size != self.last_batch_size:`, `if n > self.max_len:`, or
+      after `if self.pe is not None and self.pe.shape == x.shape: return self.pe`),
+      with no device check, even with `device=x.device`: it keeps the device of the
+      first call, and a model run once on the CPU (a dry run, a summary) and then moved
+      keeps a CPU mask. (A test against a literal, `if self.mode == "train":`, is a
+      switch, not a key.)
 
     The value is followed: tensor factories (`torch.ones`, `torch.tensor([...])`,
     `torch.tensor(values)`, a 0-dim `torch.tensor(1.5, requires_grad=True)` made to be
@@ -916,7 +920,8 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # `(has|get)attr` in a cache's test; a callee's name followed by its call's `(` (after
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
-_CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b")
+_CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*\]|\([^)]*\))?\s*[!=<>]"
+                          r"|[!=<>]=?\s*self\.")
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
 _TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT
                                     + r"|(?=[pw])" + _WEIGHT_KEYWORD)
@@ -982,10 +987,25 @@ def _names_tensor_type(annotation: ast.AST) -> bool:
 
 
 def _builds_cache_once(function: ast.AST) -> bool:
-    """`if self.x is None: ... self.x = ...` (or `hasattr(self, "x")`) somewhere in `function`."""
+    """`if self.x is None: ... self.x = ...` (or `hasattr(self, "x")`) somewhere in `function`;
+    or a test keyed on what a call left on `self` (`if n > self.max_len:`) around an attribute's
+    assignment, or `if self.x is not None ...: return ...` before one (a superset of
+    `ClassFacts._under_once_test`)."""
     for branch in walk_ast(function):
         if not isinstance(branch, ast.If):
             continue
+        compares = [sub for sub in walk_ast(branch.test) if isinstance(sub, ast.Compare)]
+        if any(not any(isinstance(o, ast.Constant) for o in (c.left, *c.comparators))
+               and any(isinstance(r, ast.Attribute) for o in (c.left, *c.comparators) for r in walk_ast(o))
+               for c in compares) and any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Attribute) for t in _ast_targets(sub)) for sub in walk_ast(branch)):
+            return True  # keyed on the last call
+        if any(isinstance(c.ops[0], ast.IsNot) for c in compares) and any(
+                isinstance(sub, ast.Return) for sub in branch.body) and any(
+                isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(isinstance(t, ast.Attribute)
+                                                                      for t in _ast_targets(sub))
+                for sub in walk_ast(function)):
+            return True  # returns the cache first
         tested = {sub.left.attr for sub in walk_ast(branch.test) if isinstance(sub, ast.Compare)
                   and isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is)}
         tested |= {sub.args[1].value for sub in walk_ast(branch.test) if isinstance(sub, ast.Call)
