@@ -666,9 +666,9 @@ class UnregisteredTensorAttribute(Rule):
     - The attribute is moved where it is used (`self.pe.to(x.device)`,
       `torch.as_tensor(self.anchors, device=d)`, `[a.to(d) for a in self.anchors]`), or
       refreshed at run time with a tensor that is not fixed (also element by element:
-      `self.grids[i] = grid` in `forward`). A setter that `forward` does not call and
-      that keeps the caller's tensor (`def set_values(self, phi): self.phi = phi`)
-      refreshes nothing: that tensor stays on one device too.
+      `self.grids[i] = grid` in `forward`). A setter that `forward` does not call, which
+      only stores what it is given (`def set_values(self, phi): self.phi = phi`),
+      refreshes nothing: the caller's tensor stays on one device too.
     - Placeholder slots: one tensor repeated, `self.heads = [torch.zeros(1)] * n`
       (whatever fills the slots later decides their device).
     - The attribute is never read outside construction time (`__init__` and the methods
@@ -1153,7 +1153,24 @@ def _keeps_callers_value(info: ClassInfo, assignment: AttributeAssignment, with_
     whose DataParallel replicas all read cuda:0's)."""
     method = info.methods.get(assignment.method)
     return method is not None and assignment.method not in with_input \
-        and isinstance(assignment.value, cst.Name) and assignment.value.value in parameter_names(method)
+        and isinstance(assignment.value, cst.Name) and assignment.value.value in parameter_names(method) \
+        and _only_stores(method)
+
+
+def _only_stores(method: cst.FunctionDef) -> bool:
+    """A setter: a method whose statements only store values on `self` (and check them),
+    not a step that computes with what it is given (MONAI's PNDM `step_prk` keeps the
+    current sample, on the device the sampling runs on)."""
+    body = method.body.body if isinstance(method.body, cst.IndentedBlock) else [method.body]
+    for line in body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                continue  # the docstring
+            if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.Assert, cst.Pass)):
+                return False
+    return True
 
 
 def _is_container(node: cst.CSTNode) -> bool:
