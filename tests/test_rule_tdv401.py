@@ -167,6 +167,12 @@ REPORTED = {
     "helper's module, DDP wrapper moved later": (
         "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(cfg, device):\n"
         "    model = build_model(cfg)\n    ddp = DDP(model)\n    ddp.to(device)\n    return ddp\n", [(4, 10)]),
+    # nekRS-ML's XPU workaround: to the CPU for the wrap, back to the device after it
+    "moved to the CPU for the wrap, to its device after it": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nclass Trainer:\n"
+        "    def __init__(self, device):\n        self.model = self.build_model()\n        self.model.to(device)\n"
+        "        self.model.to('cpu')\n        self.model = DDP(self.model)\n        self.model.to(device)\n",
+        [(7, 21)]),
     "OpenMMLab's DDP subclass": (
         "from mmcv.parallel import MMDistributedDataParallel\ndef main(cfg):\n    model = Detector(cfg)\n"
         "    model = MMDistributedDataParallel(model, device_ids=[0])\n", [(4, 12)]),
@@ -182,6 +188,12 @@ REPORTED = {
         "import torch.nn as nn\ndef setup(model, gpus, device):\n    if not gpus:\n"
         "        return model.to('cpu')\n    if len(gpus) == 1:\n        return model.to(device)\n"
         "    return nn.DataParallel(model, device_ids=gpus)\n", [(7, 11)]),
+    # a CPU copy of the ImageNet script: the GPU arms move the model, the DataParallel arm lost its .cuda()
+    "the other arms move it, the wrap's arm hands the wrapper on": (
+        "import torch\nimport torch.nn as nn\ndef main_worker(gpu, args):\n    model = models.__dict__[args.arch]()\n"
+        "    if not torch.cuda.is_available():\n        print('cpu')\n    elif args.gpu is not None:\n"
+        "        model = model.cuda(args.gpu)\n    else:\n        model = nn.DataParallel(model)\n"
+        "    train(model)\n", [(10, 16)]),
     "returned in its arm, moved in the other": (
         "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
         "        model = nn.DataParallel(model, device_ids=gpus)\n        return model\n"
@@ -367,11 +379,22 @@ NOT_REPORTED = {
     "helper's module wrapped with device_ids and not moved": (
         "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(cfg, rank):\n"
         "    model = build_model(cfg)\n    return DDP(model, device_ids=[rank])\n"),
+    "moved to the CPU, then rebound to a module moved to its device": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main(device):\n"
+        "    model = build()\n    model.cpu()\n    model = build().cuda()\n    model = DDP(model)\n"
+        "    model.to(device)\n"),
+    "CPU training under DDP": (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main():\n"
+        "    model = build()\n    model.cpu()\n    model = DDP(model)\n    return model\n"),
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
     "handed-in module moved on every path": (
         "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
         "        model = nn.DataParallel(model, device_ids=gpus)\n    else:\n        model = model.to(device)\n"
         "    model = model.to(device)\n    return model\n"),
+    "the other arm moves it, the wrapper handed on and then moved": (
+        "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
+        "        model = nn.DataParallel(model)\n        opt = make_optimizer(model)\n        model.to(device)\n"
+        "    else:\n        model = model.to(device)\n    return model\n"),
     "handed-in module moved to the CPU on the other arm": (
         "import torch.nn as nn\ndef setup(model, gpus):\n    if gpus:\n        model = nn.DataParallel(model)\n"
         "    else:\n        model = model.cpu()\n    return model\n"),

@@ -237,7 +237,9 @@ class WrapBeforeMove(Rule):
         scope = self.ctx.function_scope()
         key = dotted_name(module)
         # placement per path: moved on every path that reaches the wrap
-        moved_before = key is not None and key in scope.moved
+        # (a module moved to the CPU last is not on a GPU: nekRS-ML's XPU workaround moves it
+        # to the CPU for the wrap and back to its device after it, too late for DDP)
+        moved_before = key is not None and key in scope.moved and key not in scope.notes.get("on the cpu", ())
         if distributed and moved_before:
             return
         built_here = not moved_before and (
@@ -348,9 +350,11 @@ class WrapBeforeMove(Rule):
                 self.report(wait.node, self.cpu_message)
             elif isinstance(parent, cst.Return) and name == wait.wrapper and wait.built_here:
                 wait.returned = True  # judged by the callers that run it
-            elif handed_out and name == wait.wrapper and not wait.on_cpu:
+            elif handed_out and name == wait.wrapper and not wait.on_cpu and not wait.kept:
                 if _returned(parent, self.ctx) and (wait.elsewhere or _arms(self.ctx) == wait.arms):
                     wait.gone = True  # later moves are on other paths: kept to judge by them
+                elif wait.elsewhere:
+                    wait.kept = True  # the scope places the module itself: whoever gets it does not
                 else:
                     waiting.remove(wait)
 
@@ -368,10 +372,13 @@ class WrapBeforeMove(Rule):
         scope = self.ctx.function_scope()
         constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
         from_call = scope.note("returned by a call", set)
+        on_cpu = scope.notes.get("on the cpu", set())
         for target in targets:
             key = dotted_name(target)
             if key is None:
                 continue
+            if not moves_to_cpu(value):
+                on_cpu.discard(key)  # a new module, or this one moved (`model = model.cuda()`)
             if isinstance(value, cst.Call) and not built and move_target(value) is None:
                 from_call.add(key)  # `model = build_detector(cfg)`
             else:
@@ -414,7 +421,11 @@ class WrapBeforeMove(Rule):
         scope = self.ctx.function_scope()
         to_cpu = moves_to_cpu(call)
         arms = _arms(self.ctx)
-        if not to_cpu:
+        on_cpu = scope.note("on the cpu", set)  # last moved to the CPU, in statement order
+        if to_cpu:
+            on_cpu.add(target)
+        else:
+            on_cpu.discard(target)
             scope.note("device moves", list).append((target, arms, _returning_arms(self.ctx)))
         waiting = scope.notes.get("wraps waiting")
         if not waiting:
@@ -531,6 +542,7 @@ class _Wait:
     elsewhere: bool = False
     placed: bool = False
     gone: bool = False
+    kept: bool = False  # handed out when `elsewhere` was known: still judged at the end of the scope
 
 
 def _arms(ctx) -> Tuple[Tuple[int, bool], ...]:
