@@ -41,7 +41,9 @@ class WrapBeforeMove(Rule):
       first, or when this scope moves `m` only after the wrap. A module a helper
       returned (`model = build_detector(cfg)`) may be moved already; it is reported
       when the wrapper is moved right after (`DDP(model).cuda()`, or `ddp = DDP(model)`
-      then `ddp.to(device)`), which says it was not.
+      then `ddp.to(device)`), which says it was not. A module moved to the CPU just
+      before the wrap (`model.to("cpu")`) is not on its device either: moving the
+      wrapper to the device after it comes too late.
     - `DataParallel` checks devices at its first forward, so moving the module
       before the wrap or the wrapper after it (`nn.DataParallel(m).to(device)`,
       `model = nn.DataParallel(model)` then `model.cuda()`) are both correct. It is
