@@ -37,6 +37,11 @@ REPORTED = {
         "    def __init__(self, weight=None):\n        super().__init__()\n        self.weight = weight\n"
         "    def forward(self, scores, targets):\n        return F.nll_loss(scores, targets, weight=self.weight)\n",
         [(6, 8)]),
+    # BasicTS' STGCN graph convolution: the graph shift operator it was given
+    "argument passed to torch.einsum": (
+        "import torch\nimport torch.nn as nn\nclass GraphConv(nn.Module):\n    def __init__(self, gso):\n"
+        "        super().__init__()\n        self.gso = gso\n"
+        "    def forward(self, x):\n        return torch.einsum('hi,btij->bthj', self.gso, x)\n", [(6, 8)]),
     "set by a setter too": (
         module("self.t = torch.Tensor(n)", extra="def set_values(self, t):\n    self.t = t"), [(7, 8)]),
     "torch.tensor of a list parameter": (module("self.t = torch.tensor(values)"), [(7, 8)]),
@@ -186,6 +191,14 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "argument passed to torch.einsum, moved where it is read": (
+        "import torch\nimport torch.nn as nn\nclass GraphConv(nn.Module):\n    def __init__(self, gso):\n"
+        "        super().__init__()\n        self.gso = gso\n    def forward(self, x):\n"
+        "        self.gso = self.gso.to(x.device)\n        return torch.einsum('hi,btij->bthj', self.gso, x)\n"),
+    "argument handed to a torch function that takes anything": (
+        "import torch\nimport torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self, k):\n"
+        "        super().__init__()\n        self.k = k\n    def forward(self, x):\n"
+        "        return torch.full_like(x, self.k)\n"),
     # MONAI's PNDM scheduler: a sampling step keeps the sample it works on (on the device the
     # sampling runs on); only a setter that just stores what it is given refreshes nothing
     "kept by a step that computes with it": (

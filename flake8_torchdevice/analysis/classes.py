@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequ
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import TO_PYTHON, VARIABLE
+from .kinds import TO_PYTHON, VARIABLE, tensor_operands
 from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, method_call,
                      string_value)
 
@@ -44,8 +44,6 @@ _SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
 # that `preprocess` (p-repr-ocess) and `compute_logits` are not taken for one.
 _IO_WORDS = "save|load|export|dump|write|state_dict|repr|print|log"
 _IO_METHOD_RE = re.compile(rf"(?:^|_)(?:{_IO_WORDS})(?:_|$|[A-Z0-9])|(?:^|[a-z])(?:{_IO_WORDS.title()})(?:[A-Z_0-9]|$)")
-# Keywords of torch.nn's losses that take a tensor (class weights), never Python data.
-_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
 # Overriding one of these means the class moves its own plain tensors.
 _MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
 
@@ -138,8 +136,9 @@ class ClassInfo:
     # methods that move the module or a part of it to a device: `self.to(device)`,
     # `self.fc = nn.Linear(2, 2).cuda(rank)`
     device_moves: Set[str] = field(default_factory=set)
-    # attributes passed where torch takes only a tensor: `F.cross_entropy(y, t, weight=self.w)`
-    tensor_keywords: Set[str] = field(default_factory=set)
+    # attributes passed where torch takes only a tensor: `F.cross_entropy(y, t, weight=self.w)`,
+    # `torch.einsum("hi,bij->bhj", self.gso, x)` (`kinds.tensor_operands`)
+    tensor_uses: Set[str] = field(default_factory=set)
     # method -> what its `return` statements return
     returns: Dict[str, List[MethodReturn]] = field(default_factory=dict)
 
@@ -416,12 +415,14 @@ class ClassFacts:
         func = node.func
         if method is None:
             return
-        for arg in node.args:
-            # `F.nll_loss(..., weight=self.weight)`: a tensor, whatever the class was given
-            if arg.keyword is not None and arg.keyword.value in _TENSOR_KEYWORDS:
-                name = self._self_attribute(arg.value)
-                if name is not None and (self.ctx.resolve(func) or "").startswith("torch.nn."):
-                    method[0].tensor_keywords.add(name)
+        qualified = self.ctx.resolve(func) or ""
+        if qualified.startswith("torch."):
+            # `F.nll_loss(..., weight=self.weight)`, `torch.einsum("hi,bij->bhj", self.gso, x)`:
+            # a tensor, whatever the class was given
+            for operand in tensor_operands(qualified, node):
+                name = self._self_attribute(operand)
+                if name is not None:
+                    method[0].tensor_uses.add(name)
         if not isinstance(func, cst.Attribute):
             return
         if (isinstance(func.value, cst.Name) and func.value.value == method[2] and is_device_move(node)

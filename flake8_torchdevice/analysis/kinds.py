@@ -126,6 +126,34 @@ _FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax"
                                   "conv1d", "conv2d", "conv3d", "normalize", "cross_entropy", "mse_loss",
                                   "l1_loss", "nll_loss", "binary_cross_entropy", "grid_sample", "avg_pool2d",
                                   "max_pool2d", "dropout", "layer_norm", "embedding", "one_hot"})
+# Keywords of torch.nn's functions and classes that take a tensor (class weights, a
+# convolution's weight), never Python data.
+_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
+# The last names of the torch functions above: the text a fast path looks for.
+TENSOR_OPERAND_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in (*_SEQUENCE_OPS, *_TENSOR_OPERAND_OPS)}
+                                 | _FUNCTIONAL_ON_INPUT | {"einsum"})
+
+
+def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
+    """The arguments of the torch call `call` (its callee resolved to `qualified`) that only
+    a tensor can be: the items of `torch.cat([a, b])`, the operands of `torch.einsum(eq, a, b)`,
+    `torch.matmul(a, b)`, the input of `F.pad(x, ...)`, and `weight=`/`pos_weight=` of torch.nn's
+    losses and layers."""
+    found: List[cst.BaseExpression] = []
+    args = positional_args(call)
+    if qualified in _SEQUENCE_OPS and args and isinstance(args[0].value, (cst.List, cst.Tuple)):
+        found.extend(e.value for e in args[0].value.elements if isinstance(e, cst.Element))
+    elif qualified == "torch.einsum" and args and isinstance(args[0].value, (cst.SimpleString, cst.FormattedString)):
+        found.extend(arg.value for arg in args[1:] if not arg.star)
+    elif qualified in _TENSOR_OPERAND_OPS or (qualified.startswith("torch.nn.functional.")
+                                              and qualified.rsplit(".", 1)[-1] in _FUNCTIONAL_ON_INPUT):
+        found.extend(arg.value for arg in args[:_TENSOR_OPERAND_OPS.get(qualified, 1)] if not arg.star)
+    if qualified.startswith("torch.nn."):
+        found.extend(arg.value for arg in call.args if arg.keyword is not None
+                     and arg.keyword.value in _TENSOR_KEYWORDS)
+    return found
+
+
 _LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
 # An iterator over a loader, as `next()` reads it: `loader_iter`, `self.train_iter`, `data_iterator`.
 _LOADER_ITERATOR_RE = re.compile(r"(loader|dl)_?iter(ator)?$|^(train|val|valid|test|eval|data)_?iter(ator)?$",
@@ -718,19 +746,17 @@ class ValueKinds:
                 if arg.star == "*" and isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "shape" \
                         and isinstance(arg.value.value, cst.Name):
                     self.facts().tensor_uses.add(arg.value.value.value)
+        if qualified.startswith("torch."):
+            # `torch.cat([pad, value])`, `torch.einsum("ij,jk", a, b)`, `F.pad(x, ...)`
+            self.facts().tensor_uses.update(operand.value for operand in tensor_operands(qualified, node)
+                                            if isinstance(operand, cst.Name))
         args = positional_args(node)
         if not args:
             return
         if qualified.startswith("torch.") and qualified.endswith("_like") and isinstance(args[0].value, cst.Name):
             self.facts().tensor_uses.add(args[0].value.value)  # `torch.zeros_like(x)` takes only a tensor
-        elif qualified in _SEQUENCE_OPS and isinstance(args[0].value, (cst.List, cst.Tuple)):
-            # `torch.cat([pad, value])`: every item is a tensor
-            self.facts().tensor_uses.update(e.value.value for e in args[0].value.elements
-                                            if isinstance(e.value, cst.Name) and isinstance(e, cst.Element))
-        elif qualified in _TENSOR_OPERAND_OPS or (qualified.startswith("torch.nn.functional.")
-                                                  and qualified.rsplit(".", 1)[-1] in _FUNCTIONAL_ON_INPUT):
-            self.facts().tensor_uses.update(arg.value.value for arg in args[:_TENSOR_OPERAND_OPS.get(qualified, 1)]
-                                            if isinstance(arg.value, cst.Name) and not arg.star)
+        elif qualified.startswith("torch."):
+            return
         elif self._is_known_module(func):
             # `model(x, y)` of a module: its inputs are tensors, unless a whole batch object
             # (PyG's `Data` goes to the model whole and moves in place)

@@ -25,7 +25,7 @@ from ..analysis.classes import AttributeAssignment, ClassInfo
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
 from ..analysis.syntax import ast_definitions, ast_statements, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
-                              TO_PYTHON, is_dtype, subscript_key)
+                              TENSOR_OPERAND_NAMES, TO_PYTHON, is_dtype, subscript_key)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -562,8 +562,10 @@ def _changes_dtype_only(call: cst.Call, resolve) -> bool:
 # with a method only tensors have (the file and class triggers of TDV202; the tree decides)
 _DERIVED_ARGUMENT = (r"\bself\.\w+\s*=\s*\w+(?:\.\w+\([^()]*\))*\.(?:"
                      + "|".join(sorted(TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS)) + r")\(")
-# `F.nll_loss(..., weight=self.weight)`: what the class keeps there is a tensor
-_WEIGHT_KEYWORD = r"\b(?:pos_)?weight\s*=\s*self\.\w"
+# `F.nll_loss(..., weight=self.weight)`, `torch.einsum("hi,bij->bhj", self.gso, x)`: what the
+# class keeps there is a tensor
+_TENSOR_USE = (r"\b(?:pos_)?weight\s*=\s*self\.\w|\b(?:" + "|".join(sorted(TENSOR_OPERAND_NAMES))
+               + r")\((?:[^()]*,)?\s*\[?\s*self\.\w")
 
 
 class UnregisteredTensorAttribute(Rule):
@@ -583,8 +585,9 @@ class UnregisteredTensorAttribute(Rule):
       and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
       `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
       by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
-      shows `r` is one), or an argument the class hands to torch as a loss's class
-      weights (`self.weight = weight` read as `F.nll_loss(y, t, weight=self.weight)`);
+      shows `r` is one), or an argument the class hands to torch where only a tensor
+      goes (`self.weight = weight` read as `F.nll_loss(y, t, weight=self.weight)`,
+      `self.gso = gso` read as `torch.einsum("hi,btij->bthj", self.gso, x)`);
     - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
       caches set in `forward` (`if self.mask is None: self.mask = torch.triu(torch.ones(n, n))`,
       or `self.mask = self._make_mask(n)` where `_make_mask` makes it without a device);
@@ -713,7 +716,7 @@ class UnregisteredTensorAttribute(Rule):
                 r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
                 r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
                 r"|" + _DERIVED_ARGUMENT  # `self.radii = r.norm(2, dim=1)`
-                + r"|" + _WEIGHT_KEYWORD)  # `F.nll_loss(y, t, weight=self.weight)`
+                + r"|" + _TENSOR_USE)  # `F.nll_loss(y, t, weight=self.weight)`
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -768,7 +771,7 @@ class UnregisteredTensorAttribute(Rule):
                     return True
         text = text_of(node)
         factory_words = _class_trigger_words(aliases)
-        by_use = _ast_tensor_keywords(node) if _WEIGHT_KEYWORD_WORDS.search(text) else set()
+        by_use = _ast_tensor_uses(node) if _TENSOR_USE_WORDS.search(text) else set()
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
             return bool(_TENSOR_ARGUMENT_WORDS.search(text)) and any(
@@ -924,8 +927,8 @@ _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*
                           r"|[!=<>]=?\s*self\.")
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
 _TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT
-                                    + r"|(?=[pw])" + _WEIGHT_KEYWORD)
-_WEIGHT_KEYWORD_WORDS = re.compile(_WEIGHT_KEYWORD)
+                                    + r"|" + _TENSOR_USE)
+_TENSOR_USE_WORDS = re.compile(_TENSOR_USE)
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
@@ -938,10 +941,21 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
     return pattern
 
 
-def _ast_tensor_keywords(node: ast.AST) -> Set[str]:
-    """Fast path of `ClassInfo.tensor_keywords`: the `w` of `weight=self.w` in the class."""
-    return {sub.value.attr for sub in walk_ast(node) if isinstance(sub, ast.keyword)
-            and sub.arg in ("weight", "pos_weight") and isinstance(sub.value, ast.Attribute)}
+def _ast_tensor_uses(node: ast.AST) -> Set[str]:
+    """Fast path of `ClassInfo.tensor_uses` (a superset): the `w` of `weight=self.w`, and of
+    `self.w` handed to a call named like a torch function that takes only tensors
+    (`einsum`, `matmul`, `cat`, `pad`, ...), directly or in a list."""
+    found: Set[str] = set()
+    for sub in walk_ast(node):
+        if isinstance(sub, ast.keyword) and sub.arg in ("weight", "pos_weight") \
+                and isinstance(sub.value, ast.Attribute):
+            found.add(sub.value.attr)
+        elif isinstance(sub, ast.Call) and _ast_callee(sub) in TENSOR_OPERAND_NAMES:
+            for arg in sub.args:
+                for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]):
+                    if isinstance(item, ast.Attribute):
+                        found.add(item.attr)
+    return found
 
 
 def _ast_stores_tensor_argument(method: ast.AST, by_use: Set[str] = frozenset()) -> bool:
@@ -1144,7 +1158,7 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
         return False
     # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
     return assignment.kind == TENSOR or (isinstance(assignment.value, cst.Name)
-                                         and assignment.name in info.tensor_keywords)
+                                         and assignment.name in info.tensor_uses)
 
 
 def _keeps_callers_value(info: ClassInfo, assignment: AttributeAssignment, with_input: Set[str]) -> bool:
