@@ -42,6 +42,17 @@ REPORTED = {
         "import torch\nimport torch.nn as nn\nclass GraphConv(nn.Module):\n    def __init__(self, gso):\n"
         "        super().__init__()\n        self.gso = gso\n"
         "    def forward(self, x):\n        return torch.einsum('hi,btij->bthj', self.gso, x)\n", [(6, 8)]),
+    # pytorch-ssd's CoordConv map: any torch function of fixed tensors is computed where they are
+    "computed by torch functions of fixed tensors": (
+        module("x0 = torch.arange(n).expand(2, -1)\nr = torch.sqrt(torch.pow(x0 - n / 2, 2))\n"
+               "self.t = torch.stack([x0, r]).unsqueeze(0)"), [(9, 8)]),
+    # snntorch's neurons: forward resets the state only when the caller passes one, and
+    # re-creates it on the device the stale state had
+    "refreshed only on one branch, or on its own old device": (
+        module("self.t = torch.zeros(1)", forward="if h is not None:\n    self.t = h\n"
+               "if not self.t.shape == x.shape:\n    self.t = torch.zeros_like(x, device=self.t.device)\n"
+               "self.t = self.t * 0.5 + x\nreturn self.t").replace("def forward(self, x)", "def forward(self, x, h=None)"),
+        [(7, 8)]),
     "set by a setter too": (
         module("self.t = torch.Tensor(n)", extra="def set_values(self, t):\n    self.t = t"), [(7, 8)]),
     "torch.tensor of a list parameter": (module("self.t = torch.tensor(values)"), [(7, 8)]),

@@ -395,6 +395,12 @@ NOT_REPORTED = {
         "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"
         "        model = nn.DataParallel(model)\n        opt = make_optimizer(model)\n        model.to(device)\n"
         "    else:\n        model = model.to(device)\n    return model\n"),
+    # ddim's sampler: each arm moves the model before its own wrap
+    "each arm moves it before its wrap": (
+        "import torch\nimport torch.nn as nn\ndef sample(self):\n    model = Model(self.config)\n"
+        "    if not self.args.use_pretrained:\n        model = model.to(self.device)\n"
+        "        model = nn.DataParallel(model)\n    else:\n        model.load_state_dict(torch.load(p, map_location='cpu'))\n"
+        "        model.to(self.device)\n        model = nn.DataParallel(model)\n    model.eval()\n    run(model)\n"),
     "handed-in module moved to the CPU on the other arm": (
         "import torch.nn as nn\ndef setup(model, gpus):\n    if gpus:\n        model = nn.DataParallel(model)\n"
         "    else:\n        model = model.cpu()\n    return model\n"),

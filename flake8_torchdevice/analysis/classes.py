@@ -107,6 +107,10 @@ class AttributeAssignment:
     made_tensor: bool = False
     helper: Optional[str] = None  # the value is `self.<helper>(...)`: what that method returns decides
     order: int = 0  # when the walk saw it, among the class's reads and assignments (after its value's reads)
+    conditional: bool = False  # inside an `if` of its method: it may not run
+    # its device comes from the attribute itself (`torch.zeros_like(x, device=self.mem.device)`):
+    # a stale attribute stays stale
+    own_device: bool = False
 
 
 @dataclass
@@ -489,7 +493,13 @@ class ClassFacts:
                                                     statement=statement,
                                                     made_tensor=fixed or kinds.is_fixed_tensor(value, True),
                                                     helper=self._self_method_call(value),
-                                                    order=self._next_order()))
+                                                    order=self._next_order(),
+                                                    conditional=self._under_an_if(),
+                                                    own_device=_follows_own_device(value, f"{method[2]}.{name}")))
+
+    def _under_an_if(self) -> bool:
+        """Is the node being visited inside an `if` of its method?"""
+        return any(True for _ in self.ctx.enclosing_tests())
 
     def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:
         """`m` of `self.m(...)` (also wrapped: `Variable(self.m(...))`)."""
@@ -536,6 +546,16 @@ class ClassFacts:
                                      test) is not None
                         or _keyed_on_last_call(node.test, self_name))
         return False
+
+
+def _follows_own_device(value: cst.CSTNode, attribute: str) -> bool:
+    """Does `value` take its device from `attribute` (`device=self.mem.device`,
+    `torch.zeros_like(self.mem)`, `.to(self.mem.device)`, `.type_as(self.mem)`)?"""
+    text = cst.Module([]).code_for_node(value)
+    if attribute not in text:
+        return False
+    escaped = re.escape(attribute)
+    return re.search(rf"{escaped}\.device\b|_like\(\s*{escaped}\b|\b(?:type_as|to)\(\s*{escaped}\s*\)", text) is not None
 
 
 def _index(statements: Sequence[cst.CSTNode], statement: Optional[cst.CSTNode]) -> int:

@@ -508,7 +508,8 @@ class ValueKinds:
                 return True
             if last.endswith("_like"):
                 return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)
-            if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS:
+            if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS or (head == "torch" and returns_tensor(last)):
+                # `torch.pow(x - w / 2, 2)` of a fixed tensor: computed where its operands are
                 return self._only_fixed_tensors([a.value for a in call.args if a.keyword is None], any_device)
             return False
         if not isinstance(call.func, cst.Attribute):

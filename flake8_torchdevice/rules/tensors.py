@@ -671,7 +671,9 @@ class UnregisteredTensorAttribute(Rule):
       refreshed at run time with a tensor that is not fixed (also element by element:
       `self.grids[i] = grid` in `forward`). A setter that `forward` does not call, which
       only stores what it is given (`def set_values(self, phi): self.phi = phi`),
-      refreshes nothing: the caller's tensor stays on one device too.
+      refreshes nothing: the caller's tensor stays on one device too; nor does an
+      assignment under an `if` (it may not run) or one that takes the attribute's own
+      device (`torch.zeros_like(x, device=self.mem.device)` keeps a stale device).
     - Placeholder slots: one tensor repeated, `self.heads = [torch.zeros(1)] * n`
       (whatever fills the slots later decides their device).
     - The attribute is never read outside construction time (`__init__` and the methods
@@ -857,7 +859,9 @@ class UnregisteredTensorAttribute(Rule):
                 reads.setdefault(attribute, []).extend(e for e in entries if e[0] not in init_time)
             with_input = cls.run_with_input()
             for a in cls.assignments:
+                # (not a refresh: one that may not run, or that takes the device the attribute had)
                 if a.method not in init_time and not _is_fixed(cls, a) and not a.built_once \
+                        and not a.conditional and not a.own_device \
                         and not _is_constant(a.value) and not _keeps_callers_value(cls, a, with_input):
                     key = (a.name, a.method)
                     refreshes[key] = min(refreshes.get(key, a.order), a.order)

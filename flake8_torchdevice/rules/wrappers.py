@@ -248,7 +248,7 @@ class WrapBeforeMove(Rule):
             (isinstance(module, cst.Call) and self._builds_on_cpu(module))
             or (key is not None and self._built_here(key, scope)))
         if not distributed:
-            self._wrap_data_parallel(node, key, built_here)
+            self._wrap_data_parallel(node, key, built_here, moved=moved_before)
             return
         # DDP without device_ids on a CPU module is plain CPU training: nothing to move.
         gpu_intended = any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
@@ -322,7 +322,7 @@ class WrapBeforeMove(Rule):
         scope.note("wraps waiting", list).append(
             _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
                   built_here=built_here, returned=returned and built_here, arms=arms, elsewhere=elsewhere,
-                  gone=gone))
+                  gone=gone, placed=moved))
 
     def visit_Name(self, node: cst.Name) -> None:
         self._on_use(node, node.value)
