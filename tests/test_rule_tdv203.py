@@ -37,6 +37,18 @@ REPORTED = {
         "def run(model, i, use_cuda):\n    i = id_to_torch(i)\n    if use_cuda:\n        i.cuda()\n"
         "    return model(i)\n", [(10, 8)]),
     # DIG's DeepLIFT: an index from **kwargs that `.dim()` shows is a tensor
+    # scvi-tools' first trainer: the loader named with its split last, its items wrapped in Variable
+    "loader named with its split last, items wrapped in Variable": (
+        "import torch\nfrom torch.autograd import Variable\ndef train(vae, data_loader_train):\n"
+        "    for i, (x, l) in enumerate(data_loader_train):\n        x = Variable(x)\n"
+        "        if torch.cuda.is_available():\n            x.cuda()\n        vae(x, l)\n", [(7, 12)]),
+    # SLM-Lab's GAE: the predictions it was given meet the rewards in arithmetic
+    # Auto-PyTorch's forecasting decoder: one arm of the choice is a torch.cat
+    "one arm of a conditional expression is a tensor": (
+        function("d = y if f is None else torch.cat([f, y], dim=-1)\nd.to(device)\nreturn model(d)\n",
+                 params="model, f, y, device"), [(4, 4)]),
+    "a parameter used in arithmetic": (
+        function("v.to('cpu')\nd = r + 0.9 * v[1:] - v[:-1]\nreturn d\n", params="r, v"), [(3, 4)]),
     "a value that .dim() shows is a tensor": (
         function("idx = kwargs.get('idx')\nif not idx.dim():\n    idx = idx.reshape(-1)\nidx.to(device)\n"
                  "return model(idx)\n", params="model, device, **kwargs"), [(6, 4)]),
@@ -229,6 +241,10 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "a module named in a string format": (
+        function("model.to(device)\nprint('model: %s' % model)\nreturn model\n", params="model, device")),
+    "a module whose attribute does arithmetic": (
+        function("net.cuda()\nscale = net.scale * 2\nreturn net(x) * scale\n", params="net, x")),
     "a helper that returns its argument, moved on one path": (
         "import torch\ndef maybe_cuda(m, use_cuda):\n    if use_cuda:\n        m = m.cuda()\n    return m\n"
         "def run(model, use_cuda):\n    model = maybe_cuda(model, use_cuda)\n    model.cuda()\n"),

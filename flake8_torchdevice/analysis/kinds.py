@@ -154,7 +154,8 @@ def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
     return found
 
 
-_LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?$|(^|_)dl$|^batches$", re.I)
+_LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?(_(train|training|test|val|valid|validation|eval|dev))?$"
+                        r"|(^|_)dl$|^batches$", re.I)  # (`data_loader_train`: scvi-tools)
 # An iterator over a loader, as `next()` reads it: `loader_iter`, `self.train_iter`, `data_iterator`.
 _LOADER_ITERATOR_RE = re.compile(r"(loader|dl)_?iter(ator)?$|^(train|val|valid|test|eval|data)_?iter(ator)?$",
                                  re.I)
@@ -199,6 +200,9 @@ class ScopeKinds:
     loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
+    # names used in arithmetic (`v[1:] * not_dones`): numbers, arrays or tensors; of these, only
+    # a tensor has `.to()` (modules, batches and PyG graphs do no arithmetic)
+    arithmetic: Set[str] = field(default_factory=set)
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
     # name -> the class it was built from: `stopper = EarlyStopping(...)` -> `EarlyStopping`
@@ -251,6 +255,10 @@ class ValueKinds:
             return TENSOR if self.kind_of(node.expression) == TENSOR else None
         if isinstance(node, cst.Call):
             return self._call_kind(node)
+        if isinstance(node, cst.IfExp):
+            # `y if f is None else torch.cat([f, y])`: both arms hold the same kind of thing
+            kinds = (self.kind_of(node.body), self.kind_of(node.orelse))
+            return TENSOR if TENSOR in kinds and MODULE not in kinds else None
         return None
 
     def _narrowed_to_tensor(self, dotted: str) -> bool:
@@ -582,7 +590,7 @@ class ValueKinds:
             facts.names[target.value] = kind
             facts.batches.discard(target.value)
             facts.instances.pop(target.value, None)
-            for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs):
+            for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs, facts.arithmetic):
                 other.discard(target.value)
             if target.value in facts.itemized:  # a rebound name forgets its items' kinds
                 facts.itemized.discard(target.value)
@@ -774,6 +782,15 @@ class ValueKinds:
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Name) and is_array_index(node):
             self.facts().sliced.add(node.value.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Modulo):
+            return  # `"%s" % model` formats a string
+        for operand in (node.left, node.right):
+            while isinstance(operand, cst.Subscript):
+                operand = operand.value  # `v_preds[1:] * not_dones`
+            if isinstance(operand, cst.Name):
+                self.facts().arithmetic.add(operand.value)
 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:

@@ -1218,7 +1218,8 @@ class DiscardedTo(Rule):
     Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement when
     `t` is known to be a tensor: a value unpacked from a data-loader loop
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
-    from `DataLoader(...)` or named like `trainloader`, `train_loader_1`) or taken from
+    from `DataLoader(...)` or named like `trainloader`, `train_loader_1`,
+    `data_loader_train`) or taken from
     one with `next()` (`x, y = next(iter(loader))`, `next(self.train_iter)`), an item of
     a batch (`batch["x"]`, `batch[0]`, also of a parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
@@ -1226,8 +1227,9 @@ class DiscardedTo(Rule):
     `t = a * b` of a tensor), a parameter annotated `torch.Tensor` or the items of one
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
     tensors, or a name used the way only tensors are, before or after the statement: a
-    tensor-only method (`t.unsqueeze(0)`, `t.masked_fill(...)`), `torch.zeros_like(t)`,
-    array indexing (`t[:, 0]`), or as an input of a known module (`model(t)`); inside
+    tensor-only method (`t.unsqueeze(0)`, `t.dim()`), `torch.zeros_like(t)`,
+    array indexing (`t[:, 0]`), arithmetic (`t[1:] * mask`: of what has `.to()`, only a
+    tensor does arithmetic), or as an input of a known module (`model(t)`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
     `batch["x"]`. A CUDA guard around the statement changes nothing.
@@ -1334,8 +1336,8 @@ class DiscardedTo(Rule):
 
     def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
         """What may show, once the file is read, that `receiver` holds a tensor: a name used
-        with a tensor-only method, indexed like an array (`x[:, 0]`) or passed to a known
-        module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
+        with a tensor-only method, indexed like an array (`x[:, 0]`), used in arithmetic
+        (`v[1:] * mask`) or passed to a known module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
         in `__init__` (which may come later in the class)."""
         kinds = self.ctx.kinds
         facts = kinds.facts()
@@ -1347,7 +1349,8 @@ class DiscardedTo(Rule):
             if attribute is not None and not local:
                 return kinds.attribute_kind(*attribute) == TENSOR
             return name is not None and facts.names.get(name) is None and (
-                name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs)
+                name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
+                or name in facts.arithmetic)  # what has `.to()` and does arithmetic is a tensor
         return is_tensor
 
     def _report(self, statement: cst.Expr, call: cst.Call) -> None:
