@@ -151,6 +151,12 @@ def test_nested_function_in_forward():
 # ------------------------------------------------------------------ beyond modules (issue 8, part 2)
 
 HELPERS_REPORTED = {
+    # pfhedge's P&L: the costs are a list of floats, made a CPU tensor, and meet a slice of the prices
+    "a list parameter made a tensor meets a slice of a tensor parameter": (
+        "from typing import List, Optional\nimport torch\nfrom torch import Tensor\n"
+        "def pl(spot: Tensor, unit: Tensor, cost: Optional[List[float]] = None):\n"
+        "    out = unit.sum()\n    if cost is not None:\n        c = torch.tensor(cost).unsqueeze(0)\n"
+        "        out -= (spot[..., 1:] * unit.diff(dim=-1).abs() * c).sum()\n    return out\n", [(7, 12)]),
     # whisper's pad_or_trim: a CPU index for a method of the tensor argument
     "argument of a method of a tensor parameter": (
         "import torch\ndef trim(audio: torch.Tensor, n: int):\n    return audio.index_select(0, torch.arange(n))\n",
@@ -219,6 +225,13 @@ def test_helpers_reported(code, expected):
 
 
 HELPERS_NOT_REPORTED = {
+    "a list parameter made a tensor meets the host copy of a tensor parameter": (
+        "from typing import List\nimport torch\nfrom torch import Tensor\n"
+        "def pl(spot: Tensor, cost: List[float]):\n    c = torch.tensor(cost)\n"
+        "    return spot.cpu()[..., 1:] * c\n"),
+    "a parameter that may be a tensor made a tensor": (
+        "import torch\nfrom torch import Tensor\ndef pl(spot: Tensor, cost):\n    c = torch.tensor(cost)\n"
+        "    return spot * c\n"),
     # nothing shows that x is a tensor: a number divided by a tensor is fine anywhere
     "operand of unknown kind": "import torch\ndef normalise(x, n):\n    return x / torch.arange(1, n + 1)\n",
     "sized like an argument, combined with nothing": (

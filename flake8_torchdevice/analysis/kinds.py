@@ -509,8 +509,9 @@ class ValueKinds:
             if not any_device and (keyword(call, "device") is not None or has_star_kwargs(call)):
                 return False
             if last in FACTORIES:
-                # construction-time arguments are Python data; elsewhere a parameter may be a tensor
-                maybe_tensors = () if self._in_construction() else self.ctx.function_scope().params
+                # construction-time arguments are Python data; elsewhere a parameter may be a
+                # tensor, unless its annotation says it is data (`cost: Optional[List[float]]`)
+                maybe_tensors = () if self._in_construction() else self._maybe_tensor_params()
                 return not self.is_scalar_factory(last, call, maybe_tensors)
             if head == "torch" and (last in ("from_numpy", "frombuffer") or last in LEGACY_TENSOR_TYPES):
                 return True
@@ -541,6 +542,16 @@ class ValueKinds:
                 # module is built, it stays on that device when the module moves
                 return False
         return self.is_fixed_tensor(receiver)
+
+    def _maybe_tensor_params(self) -> Container[str]:
+        params = self.ctx.function_scope().params
+        function = self.ctx.current_function
+        if function is None or not params:
+            return params
+        annotated = [p for p in (*function.params.posonly_params, *function.params.params,
+                                 *function.params.kwonly_params) if p.annotation is not None]
+        data = {p.name.value for p in annotated if annotates_python_data(p.annotation.annotation)}
+        return params - data if data else params
 
     def _in_construction(self) -> bool:
         """In `__init__` or a method that builds the module: arguments are Python data."""
@@ -834,6 +845,20 @@ def container_annotation_kind(function: cst.FunctionDef, name: str, resolve) -> 
 def _is_tensor_type(annotation: cst.CSTNode, resolve) -> bool:
     head, _, last = (resolve(annotation) or "").rpartition(".")
     return head == "torch" and last in LEGACY_TENSOR_TYPES
+
+
+_PYTHON_DATA_TYPES = frozenset({"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence",
+                                "Iterable"})
+
+
+def annotates_python_data(annotation: cst.BaseExpression) -> bool:
+    """`cost: Optional[List[float]]`, `n: int`, `sizes: Sequence[int]`: no tensor (nor one
+    inside: not `List[Tensor]`)."""
+    if isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) == "Optional" \
+            and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+        annotation = annotation.slice[0].slice.value
+    outer = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    return last_identifier(outer) in _PYTHON_DATA_TYPES and "Tensor" not in cst.Module([]).code_for_node(annotation)
 
 
 def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[str]:

@@ -45,7 +45,8 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import FACTORIES, TENSOR, TO_PYTHON, KindsContext, ValueKinds, annotation_kind, is_dtype
+from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, KindsContext, ValueKinds,
+                    annotates_python_data, annotation_kind, is_dtype)
 from .syntax import (children, dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, parameter_names, root_name)
 
@@ -332,6 +333,11 @@ class TensorOrigins:
         input known to be a tensor (`x: Tensor`, `x.size(0)`)."""
         if self.is_on_device(node):
             return True
+        if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.Call)):
+            # `spot[..., 1:]`, `unit.diff(dim=-1).abs()`, `spot * unit`: computed from an input
+            # known to be a tensor, where it is
+            root = _tensor_expression_root(node)
+            return root is not None and self.is_input_tensor(root) and self.ctx.kinds.is_tensor(root)
         frame = self.current
         if not isinstance(node, cst.Name) or node.value not in frame.inputs or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
@@ -350,6 +356,28 @@ class TensorOrigins:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON:
             return self.involves_input(node.func.value)
         return False
+
+
+# Methods whose result's device is not the receiver's (`x.cpu()`: host-side work on purpose).
+_PLACING_METHODS = frozenset({"cpu", "to", "cuda", "type", "type_as", "new_tensor"})
+
+
+def _tensor_expression_root(node: cst.CSTNode) -> Optional[cst.Name]:
+    """The name a tensor expression is computed from: `x` of `x[..., 1:]`, `x.diff().abs()`,
+    `x * y`; None where the result may be no tensor (`x.size(0)`, `x.shape[0]`)."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value not in TO_PYTHON and node.func.attr.value not in NOT_TENSOR_METHODS \
+                and node.func.attr.value not in _PLACING_METHODS:
+            node = node.func.value
+        elif isinstance(node, cst.BinaryOperation):
+            return _tensor_expression_root(node.left) or _tensor_expression_root(node.right)
+        else:
+            return None
 
 
 class _SizeOrHost(str):
@@ -384,8 +412,8 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
 
 
 def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
-    """Parameters that may hold tensors: not self/cls, not annotated or defaulted as
-    plain Python numbers, strings or flags."""
+    """Parameters that may hold tensors: not self/cls, not annotated as Python data
+    (numbers, strings, flags, lists of them) nor defaulted to a value other than `None`."""
     names = []
     params = function.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -393,8 +421,8 @@ def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
         if name in ("self", "cls"):
             continue
         annotation = param.annotation.annotation if param.annotation is not None else None
-        if annotation is not None and last_identifier(annotation) in ("int", "float", "bool", "str"):
-            continue
+        if annotation is not None and annotates_python_data(annotation):
+            continue  # `n: int`, `cost: Optional[List[float]]`
         if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
             continue
         names.append(name)

@@ -69,7 +69,8 @@ class FactoryWithoutDevice(Rule):
     - in any plain function, or method of a class that is not a module (its dunders
       such as a transform's `__call__` aside), whatever its name, that receives a
       tensor (a parameter annotated `torch.Tensor` or used as one: `x.size(0)`,
-      `x.unsqueeze(1)`): when the new tensor is combined with it (arithmetic,
+      `x.unsqueeze(1)`): when the new tensor is combined with it or with what is
+      computed from it (`spot[..., 1:] * unit.diff().abs() * c`) (arithmetic,
       comparison, `torch.cat`/`stack`/`where`/`maximum`, an argument of one of its
       methods: `x.index_select(0, torch.arange(n))`, or the other way round:
       `torch.arange(n).remainder(x)`), or indexes with a mask computed from it
@@ -93,7 +94,9 @@ class FactoryWithoutDevice(Rule):
     What a function computes from its inputs is followed the same way, through tuple
     unpacking and torch ops (`values, idx = torch.unique(x, return_inverse=True)`), and a
     function nested in another closes over its tensors. Parameters annotated the
-    jaxtyping way (`x: Float[Tensor, "b n"]`) are tensors.
+    jaxtyping way (`x: Float[Tensor, "b n"]`) are tensors; `torch.tensor(v)` of a
+    parameter `v` that may be a tensor keeps its device, unless `v`'s annotation says it
+    is Python data (`cost: Optional[List[float]]`).
 
     `t.type(x.type())` is no move to `x`'s device: it goes to the *current* CUDA device.
 
