@@ -151,6 +151,11 @@ def test_nested_function_in_forward():
 # ------------------------------------------------------------------ beyond modules (issue 8, part 2)
 
 HELPERS_REPORTED = {
+    # random-fourier-features' positional encoding: the coefficients meet torch.unsqueeze(v, -1)
+    "coefficients meet a torch function of the tensor parameter": (
+        "import torch\nfrom torch import Tensor\ndef encode(v: Tensor, sigma: float, m: int):\n"
+        "    j = torch.arange(m)\n    coeffs = 2 * sigma ** (j / m)\n    return coeffs * torch.unsqueeze(v, -1)\n",
+        [(4, 8)]),
     # pfhedge's P&L: the costs are a list of floats, made a CPU tensor, and meet a slice of the prices
     "a list parameter made a tensor meets a slice of a tensor parameter": (
         "from typing import List, Optional\nimport torch\nfrom torch import Tensor\n"

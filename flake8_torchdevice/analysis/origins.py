@@ -336,7 +336,7 @@ class TensorOrigins:
         if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.Call)):
             # `spot[..., 1:]`, `unit.diff(dim=-1).abs()`, `spot * unit`: computed from an input
             # known to be a tensor, where it is
-            root = _tensor_expression_root(node)
+            root = _tensor_expression_root(node, self.ctx.resolve)
             return root is not None and self.is_input_tensor(root) and self.ctx.kinds.is_tensor(root)
         frame = self.current
         if not isinstance(node, cst.Name) or node.value not in frame.inputs or node.value in frame.new_tensors:
@@ -362,20 +362,24 @@ class TensorOrigins:
 _PLACING_METHODS = frozenset({"cpu", "to", "cuda", "type", "type_as", "new_tensor"})
 
 
-def _tensor_expression_root(node: cst.CSTNode) -> Optional[cst.Name]:
+def _tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
     """The name a tensor expression is computed from: `x` of `x[..., 1:]`, `x.diff().abs()`,
-    `x * y`; None where the result may be no tensor (`x.size(0)`, `x.shape[0]`)."""
+    `torch.unsqueeze(x, -1)`, `x * y`; None where the result may be no tensor (`x.size(0)`,
+    `x.shape[0]`)."""
     while True:
         if isinstance(node, cst.Name):
             return node
         if isinstance(node, cst.Subscript):
             node = node.value
+        elif isinstance(node, cst.Call) and node.args and not node.args[0].keyword \
+                and (resolve(node.func) or "").startswith("torch.") and is_tensor_op(resolve(node.func)):
+            node = node.args[0].value  # `torch.unsqueeze(x, -1)`: where x is
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and node.func.attr.value not in TO_PYTHON and node.func.attr.value not in NOT_TENSOR_METHODS \
                 and node.func.attr.value not in _PLACING_METHODS:
             node = node.func.value
         elif isinstance(node, cst.BinaryOperation):
-            return _tensor_expression_root(node.left) or _tensor_expression_root(node.right)
+            return _tensor_expression_root(node.left, resolve) or _tensor_expression_root(node.right, resolve)
         else:
             return None
 
