@@ -20,6 +20,12 @@ def forward(body: str) -> str:
 
 
 REPORTED = {
+    # bindsnet's neurons: reset_ puts a CPU tensor in place of the buffer module.to() moved
+    "stored in place of a buffer after the module was built": (
+        "import torch\nclass N(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.n = n\n        self.register_buffer('v', torch.zeros(n))\n"
+        "    def forward(self, x):\n        return x + self.v\n"
+        "    def reset_(self):\n        self.v = torch.zeros(self.n)\n", [(10, 17)]),
     "combined with the input": (forward("return x + torch.zeros(3)"), [(5, 19)]),
     "torch as th, from torch import nn": (
         "import torch as th\nfrom torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n"
@@ -77,6 +83,12 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "a buffer set while the module is built": (
+        "import torch\nclass N(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.register_buffer('v', torch.zeros(n))\n        self.reset_parameters()\n"
+        "    def reset_parameters(self):\n        self.v = torch.ones(3)\n"),
+    "a plain attribute set in a method (TDV202's business)": (
+        "import torch\nclass N(torch.nn.Module):\n    def reset(self):\n        self.v = torch.zeros(3)\n"),
     "device= given": forward("return x + torch.zeros(3, device=x.device)"),
     "**kwargs": HEAD.replace("(self, x)", "(self, x, **kw)") + "        return x + torch.zeros(3, **kw)\n",
     "moved on the same line": forward("return x + torch.zeros(3).to(x.device)"),

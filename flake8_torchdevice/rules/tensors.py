@@ -81,6 +81,9 @@ class FactoryWithoutDevice(Rule):
       (`x.shape[0]`), a host copy (`x.cpu()`), or a tensor the function made itself;
     - in a plain function receiving a tensor: when it is kept as an attribute of that
       tensor (`param.grad_sample = torch.zeros(...)`);
+    - in a method of an `nn.Module` that runs after it was built (not `__init__` nor what
+      it calls): when it is stored in place of one of the module's buffers
+      (`self.v = torch.zeros(n)` in `reset_`): `module.to(device)` had moved the buffer;
     - in a function with a parameter named like a device that it never reads
       (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
       where the tensor belongs;
@@ -402,6 +405,8 @@ class FactoryWithoutDevice(Rule):
                         and self.ctx.kinds.is_tensor(target.value):
                     self._partner = target.value  # `param.grad = torch.zeros(...)`: kept beside the input
                     return BAD, None
+                if isinstance(target, cst.Attribute) and self._replaces_buffer(target):
+                    return BAD, None  # `self.v = torch.zeros(n)` in `reset_`: the moved buffer becomes a CPU one
                 if isinstance(target, (cst.Tuple, cst.List)):
                     # `w, h = torch.meshgrid(torch.arange(n), torch.arange(m))`: each part is this tensor
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
@@ -419,6 +424,17 @@ class FactoryWithoutDevice(Rule):
                 told = self._frame.device_param is not None
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
+
+    def _replaces_buffer(self, target: cst.Attribute) -> bool:
+        """`self.<name> = t` for a buffer of the module, after it was built (`reset_`,
+        `forward`): `nn.Module.__setattr__` puts `t` in place of the buffer that
+        `module.to(device)` had moved (bindsnet's neuron `reset_`)."""
+        info, function = self.ctx.current_class, self.ctx.current_function
+        if info is None or function is None or not info.is_module or not isinstance(target.value, cst.Name):
+            return False
+        params = parameter_names(function)
+        return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
+            and not info.is_init_time(function.name.value)
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
         """The fate of a tensor passed to `call`; None when the call returns a tensor
