@@ -53,6 +53,12 @@ REPORTED = {
                "if not self.t.shape == x.shape:\n    self.t = torch.zeros_like(x, device=self.t.device)\n"
                "self.t = self.t * 0.5 + x\nreturn self.t").replace("def forward(self, x)", "def forward(self, x, h=None)"),
         [(7, 8)]),
+    # ChemBERTa's regression head: a transformers model is an nn.Module
+    "a transformers model's subclass": (
+        "import torch\nfrom transformers.models.roberta.modeling_roberta import RobertaPreTrainedModel\n"
+        "class R(RobertaPreTrainedModel):\n    def __init__(self, config):\n        super().__init__(config)\n"
+        "        self.std = torch.tensor([1.0, 2.0])\n    def forward(self, x):\n        return x * self.std\n",
+        [(6, 8)]),
     "set by a setter too": (
         module("self.t = torch.Tensor(n)", extra="def set_values(self, t):\n    self.t = t"), [(7, 8)]),
     "torch.tensor of a list parameter": (module("self.t = torch.tensor(values)"), [(7, 8)]),
@@ -202,6 +208,10 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "a transformers configuration's subclass": (
+        "import torch\nfrom transformers import PretrainedConfig\nclass C(PretrainedConfig):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.std = torch.tensor([1.0, 2.0])\n"
+        "    def scale(self, x):\n        return x * self.std\n"),
     "argument passed to torch.einsum, moved where it is read": (
         "import torch\nimport torch.nn as nn\nclass GraphConv(nn.Module):\n    def __init__(self, gso):\n"
         "        super().__init__()\n        self.gso = gso\n    def forward(self, x):\n"

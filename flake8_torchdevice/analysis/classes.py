@@ -53,7 +53,12 @@ _LIBRARY_MODULE_BASES = frozenset({
     "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
     "torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing",
     "torch_geometric.nn.aggr.Aggregation", "mmengine.model.BaseModule", "mmcv.runner.BaseModule",
+    "diffusers.ModelMixin", "diffusers.models.modeling_utils.ModelMixin",
 })
+
+
+# transformers' model classes, all `nn.Module`s (not its configs, tokenizers, outputs).
+_TRANSFORMERS_MODEL_RE = re.compile(r"(?:PreTrainedModel|Model|For[A-Z]\w*)$")
 
 
 def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
@@ -77,6 +82,8 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
             if qualified in _LIBRARY_MODULE_BASES or (
                     qualified.startswith("torch_geometric.nn.") and last in ("MessagePassing", "Aggregation")):
                 return True
+            if qualified.startswith("transformers.") and _TRANSFORMERS_MODEL_RE.search(last):
+                return True  # `RobertaPreTrainedModel`, `BertModel`, `BertForSequenceClassification`
         name = dotted_name(base.value)
         if name is None:
             continue

@@ -593,7 +593,8 @@ class UnregisteredTensorAttribute(Rule):
     ## What it does
     Reports `self.<name> = <tensor>` in a method of an `nn.Module` subclass (found
     through its base classes, also those defined earlier in the file, `nn.Module`,
-    `nn.Sequential`, `pl.LightningModule`, ...) when `<name>` is neither a registered
+    `nn.Sequential`, `pl.LightningModule`, transformers' `RobertaPreTrainedModel`,
+    diffusers' `ModelMixin`, ...) when `<name>` is neither a registered
     buffer nor a parameter and the tensor is:
     - made in `__init__` or a method of the class that `__init__` calls on `self`
       (`self._init_tables()`), whatever `device=` it was made with: `device=device` or
