@@ -47,6 +47,9 @@ REPORTED = {
     "one arm of a conditional expression is a tensor": (
         function("d = y if f is None else torch.cat([f, y], dim=-1)\nd.to(device)\nreturn model(d)\n",
                  params="model, f, y, device"), [(4, 4)]),
+    # SLM-Lab's batch_to_device: the items of a batch, moved and dropped
+    "the items of a batch parameter, looped over": (
+        function("for k, v in batch.items():\n    v.to(device)\nreturn batch\n", params="batch, device"), [(4, 8)]),
     "a parameter used in arithmetic": (
         function("v.to('cpu')\nd = r + 0.9 * v[1:] - v[:-1]\nreturn d\n", params="r, v"), [(3, 4)]),
     "a value that .dim() shows is a tensor": (
@@ -241,6 +244,8 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "the items of a settings dict, looped over": (
+        function("for k, v in cfg.items():\n    v.to(device)\nreturn cfg\n", params="cfg, device")),
     "a module named in a string format": (
         function("model.to(device)\nprint('model: %s' % model)\nreturn model\n", params="model, device")),
     "a module whose attribute does arithmetic": (

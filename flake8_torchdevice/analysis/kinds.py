@@ -29,8 +29,8 @@ import libcst as cst
 
 from .devices import is_device_name
 from .project import ARRAY, ARRAY_CALLS, returns_tensor
-from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, number_value, positional_args,
-                     string_value)
+from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
+                     positional_args, string_value)
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -710,6 +710,13 @@ class ValueKinds:
                 target = target.elements[1].value
             iterable = iterable.args[0].value
         batch = self._is_loader(iterable)
+        items = method_call(iterable, "items")
+        if isinstance(items, cst.Name) and self.is_batch(items.value) and isinstance(target, cst.Tuple) \
+                and len(target.elements) == 2:
+            # `for k, v in batch.items():` the items of a batch, as `batch[k]` (SLM-Lab's batch_to_device)
+            self.bind(target.elements[0].value, None)
+            self.bind(target.elements[1].value, TENSOR)
+            return
         if isinstance(target, cst.Name) and self._holds_tensors(iterable):
             self.bind(target, TENSOR)  # `for t in (a, b):` of tensors, `for x in xs:` of `xs: List[Tensor]`
         elif batch and isinstance(target, (cst.Tuple, cst.List)):

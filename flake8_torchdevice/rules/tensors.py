@@ -1241,7 +1241,8 @@ class DiscardedTo(Rule):
     from `DataLoader(...)` or named like `trainloader`, `train_loader_1`,
     `data_loader_train`) or taken from
     one with `next()` (`x, y = next(iter(loader))`, `next(self.train_iter)`), an item of
-    a batch (`batch["x"]`, `batch[0]`, also of a parameter called `batch`), an item of
+    a batch (`batch["x"]`, `batch[0]`, `v` of `for k, v in batch.items():`, also of a
+    parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
     tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
     `t = a * b` of a tensor), a parameter annotated `torch.Tensor` or the items of one
