@@ -173,6 +173,11 @@ REPORTED = {
         "    def __init__(self, device):\n        self.model = self.build_model()\n        self.model.to(device)\n"
         "        self.model.to('cpu')\n        self.model = DDP(self.model)\n        self.model.to(device)\n",
         [(7, 21)]),
+    # neuraloperator's training scripts: get_model(config) dispatches to a registry and moves nothing
+    "built by a function that moves nothing": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "def create_model(cfg):\n    arch = cfg['arch']\n    return REGISTRY[arch](**cfg)\n"
+        "def main(gpu, cfg):\n    model = create_model(cfg)\n    model = DDP(model, device_ids=[gpu])\n", [(8, 12)]),
     "OpenMMLab's DDP subclass": (
         "from mmcv.parallel import MMDistributedDataParallel\ndef main(cfg):\n    model = Detector(cfg)\n"
         "    model = MMDistributedDataParallel(model, device_ids=[0])\n", [(4, 12)]),
@@ -217,10 +222,14 @@ NOT_REPORTED = {
         "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n"
         "def create_model(opt):\n    model = Net()\n    model.initialize(opt)\n    return model\n"
         "model = create_model(opt)\nmodel = nn.DataParallel(model)\n"),
-    "built by a function whose result is unknown": (
+    "built by a function that may move it": (
         "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-        "def create_model(cfg):\n    return REGISTRY.build(cfg)\n"
+        "def create_model(cfg):\n    model = REGISTRY.build(cfg)\n    load_weights(model, cfg.path)\n    return model\n"
         "def main(gpu, cfg):\n    model = create_model(cfg)\n    model = DDP(model, device_ids=[gpu])\n"),
+    "built by a function told the device": (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "def create_model(cfg, device):\n    return REGISTRY.build(cfg, device)\n"
+        "def main(gpu, cfg):\n    model = create_model(cfg, gpu)\n    model = DDP(model, device_ids=[gpu])\n"),
     "moved before, statement": "import torch.nn as nn\nmodel = Net()\nmodel.to(device)\nmodel = nn.DataParallel(model)\n",
     "moved before, assignment": "import torch.nn as nn\nmodel = Net().to(device)\nmodel = nn.DataParallel(model)\n",
     "moved before with cuda()": "import torch.nn as nn\nmodel = Net()\nmodel.cuda()\nmodel = nn.DataParallel(model)\n",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -75,6 +76,10 @@ class FileSummary:
     # a module returned so may have been moved by it
     set_up_returns: Set[str] = field(default_factory=set)
     savers: Set[str] = field(default_factory=set)  # functions, methods and classes that call torch.save
+    # module-level functions that return something and move nothing: no move in a statement, an
+    # assignment or a return, no call as a statement but prints and logs, no device parameter
+    # (neuraloperator's `get_model(config)`: whatever it builds stays where it was built)
+    unmoving: Set[str] = field(default_factory=set)
     # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` / `torch.set_default_device(...)`
     # at the module's level (also under `if __name__ == "__main__":`): factories follow it
     sets_default_device: bool = False
@@ -125,6 +130,11 @@ def _to_cpu(call: ast.Call) -> bool:
     """`x.to("cpu")`: a move that leaves a module where it was built."""
     device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
     return isinstance(device, ast.Constant) and device.value == "cpu"
+
+
+# Calls as statements that cannot move what a function builds.
+_QUIET_CALLS = frozenset({"print", "warnings", "logger", "logging", "log", "LOGGER", "assert_", "os", "sys"})
+_DEVICE_PARAMETER_RE = re.compile(r"device|gpu|cuda|rank", re.I)
 
 
 def _own_statements(function: ast.AST):
@@ -193,6 +203,14 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 and isinstance(node.value.func, ast.Attribute) and isinstance(node.value.func.value, ast.Name) \
                 and node.value.func.attr not in _NON_MOVING_METHODS and not _is_move(node.value):
             set_up.add(node.value.func.value.id)  # `model.initialize(opt)`
+    if not owner and returned and not moved_names and not set_up \
+            and not any(_DEVICE_PARAMETER_RE.search(name) for name in params) \
+            and not any(_is_move(value) or _is_move(_chain_root(value))
+                        for bound in assignments.values() for _, value in bound) \
+            and not any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                        and (_dotted(node.value.func) or "").split(".")[0] not in _QUIET_CALLS
+                        for node in _own_statements(function)):
+        summary.unmoving.add(key)  # (a move in a return is caught below, by `moved_returns`)
     callees: List[str] = []
     for value in returned:
         for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
@@ -616,6 +634,15 @@ class ProjectIndex:
                         and os.path.abspath(found.summary.path) == mine:
                     return True
         return False
+
+    def never_moves(self, reference: str) -> bool:
+        """An imported project function that moves nothing it returns (`FileSummary.unmoving`)."""
+        found = self._imported(reference)
+        return found is not None and found.name in found.summary.unmoving \
+            and found.name not in found.summary.moved_returns
+
+    def never_moves_here(self, function: str) -> bool:
+        return function in self.own.unmoving and function not in self.own.moved_returns
 
     def moves_argument(self, reference: str) -> bool:
         """A project function that returns its first argument moved (`to_device(t)`)."""

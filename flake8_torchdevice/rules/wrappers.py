@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Set, Tuple
 
@@ -17,6 +18,7 @@ from .base import Fix, Rule, names_read, trigger_union
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
 DATA_PARALLEL_NAME = "torch.nn.DataParallel"
+_DEVICE_WORD_RE = re.compile(r"device|gpu|cuda|rank", re.I)
 _WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel", "MMDistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
                "torch.nn.parallel.distributed.DistributedDataParallel",
@@ -124,7 +126,10 @@ class WrapBeforeMove(Rule):
       (`model = build(cfg)`) that this scope moves on no path: it may have been
       moved already. A move on another path counts only when it is to a device, not
       `.cpu()`. (Not when the helper is a function of the project whose every
-      return is a module it built and never moved: `m = SSD300(...); ...; return m`.)
+      return is a module it built and never moved: `m = SSD300(...); ...; return m`,
+      nor when it moves nothing at all and is told no device: no move, no call as a
+      statement but prints and logs, no device parameter, as a registry dispatch
+      `return MODELS[arch](**cfg)`.)
     - A `DataParallel` wrapper handed out of the scope (returned, passed to a call,
       put in a list or dict, stored on another object: `nets.fan = fan`): whoever gets
       it may move it before its first forward (unless a caller is seen running it
@@ -400,8 +405,12 @@ class WrapBeforeMove(Rule):
         if constructor is None:
             # `model = create_model(cfg)`: a function of the project whose every return is
             # a module it built and never moved (`m = SSD300(...); ...; return m`)
-            return (isinstance(call.func, (cst.Name, cst.Attribute)) and not self.ctx.builds_moved(call)
-                    and self.ctx.project_says(call.func, "returns") == MODULE)
+            if not isinstance(call.func, (cst.Name, cst.Attribute)) or self.ctx.builds_moved(call):
+                return False
+            # or one that moves nothing, told no device (`model = get_model(config)`)
+            return self.ctx.project_says(call.func, "returns") == MODULE or (
+                self.ctx.project_says(call.func, "never_moves")
+                and not any(_DEVICE_WORD_RE.search(cst.Module([]).code_for_node(arg.value)) for arg in call.args))
         if self.ctx.builds_moved(constructor):
             return False
         info = self.ctx.class_facts.by_name.get(last_identifier(constructor.func) or "")
