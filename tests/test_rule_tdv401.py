@@ -178,6 +178,11 @@ REPORTED = {
         "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
         "def create_model(cfg):\n    arch = cfg['arch']\n    return REGISTRY[arch](**cfg)\n"
         "def main(gpu, cfg):\n    model = create_model(cfg)\n    model = DDP(model, device_ids=[gpu])\n", [(8, 12)]),
+    # EasyOCR's get_detector: told the device, it builds, wraps and returns the detector unmoved
+    "built, wrapped and returned unmoved by a function told the device": (
+        "import torch\ndef get_detector(path, device='cpu'):\n    net = CRAFT()\n    if device == 'cpu':\n"
+        "        net.load_state_dict(torch.load(path, map_location=device))\n    else:\n"
+        "        net = torch.nn.DataParallel(net)\n    net.eval()\n    return net\n", [(7, 14)]),
     "OpenMMLab's DDP subclass": (
         "from mmcv.parallel import MMDistributedDataParallel\ndef main(cfg):\n    model = Detector(cfg)\n"
         "    model = MMDistributedDataParallel(model, device_ids=[0])\n", [(4, 12)]),
@@ -395,6 +400,12 @@ NOT_REPORTED = {
     "CPU training under DDP": (
         "from torch.nn.parallel import DistributedDataParallel as DDP\ndef main():\n"
         "    model = build()\n    model.cpu()\n    model = DDP(model)\n    return model\n"),
+    "built, wrapped, moved and returned by a function told the device": (
+        "import torch\ndef get_detector(path, device):\n    net = CRAFT()\n    net = torch.nn.DataParallel(net)\n"
+        "    net.to(device)\n    return net\n"),
+    "built, wrapped and returned by a function told nothing": (
+        "import torch\ndef get_detector(path):\n    net = CRAFT()\n    net = torch.nn.DataParallel(net)\n"
+        "    return net\n"),
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
     "handed-in module moved on every path": (
         "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"

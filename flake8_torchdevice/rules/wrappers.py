@@ -10,15 +10,16 @@ from typing import List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
-                        move_target, moves_to_cpu, positional_args)
-from ..analysis.kinds import MODULE
+                        move_target, moves_to_cpu, parameter_names, positional_args)
 from ..analysis.syntax import walk_ast
+from ..analysis.kinds import MODULE
 from .base import Fix, Rule, names_read, trigger_union
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
 DATA_PARALLEL_NAME = "torch.nn.DataParallel"
 _DEVICE_WORD_RE = re.compile(r"device|gpu|cuda|rank", re.I)
+_DEVICE_PARAMETER_RE = re.compile(r"device|gpu|cuda", re.I)
 _WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel", "MMDistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
                "torch.nn.parallel.distributed.DistributedDataParallel",
@@ -58,7 +59,9 @@ class WrapBeforeMove(Rule):
       project that imports the model, builds the model and runs it (`model = Net()`
       ... `model(x)`) without moving it first. Likewise a wrapper of a module built
       in a function and returned (`return nn.DataParallel(Net())`), when a caller in
-      the file or the project runs the result unmoved (`net = make()` ... `net(x)`).
+      the file or the project runs the result unmoved (`net = make()` ... `net(x)`),
+      or when the function is told the device (a parameter named like one:
+      `def get_detector(path, device)`) and moves the module nowhere.
 
     "Moved before the wrap" holds per path: a move on one arm of an `if` only
     (`if args.cuda: model.cuda()`, then an unconditional wrap) leaves the other arm's
@@ -476,8 +479,9 @@ class WrapBeforeMove(Rule):
             if not wait.built_here:
                 continue
             if wait.returned:
-                # `return nn.DataParallel(Net())`: wrong only if a caller runs it unmoved
-                if not self._returned_and_run_unmoved(scope):
+                # `return nn.DataParallel(Net())`: wrong only if a caller runs it unmoved, or if
+                # the caller told the function the device and it never moves the module
+                if not (self._told_device_never_moved(scope, wait) or self._returned_and_run_unmoved(scope)):
                     continue
                 self.report(wait.node, wait.message)
                 continue
@@ -487,6 +491,16 @@ class WrapBeforeMove(Rule):
                 if owner.moves_itself_when_built() or not self._built_and_run_unmoved(owner.name):
                     continue
             self.report(wait.node, wait.message)
+
+    def _told_device_never_moved(self, scope: Scope, wait: "_Wait") -> bool:
+        """`def get_detector(path, device)` that builds the module, wraps it and returns it
+        without moving it anywhere: the caller said where it belongs (EasyOCR's detector)."""
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
+            return False
+        if not any(_DEVICE_PARAMETER_RE.search(name) for name in parameter_names(node)):
+            return False
+        return not any(target in (wait.module, wait.wrapper) for target, _, _ in scope.notes.get("device moves", ()))
 
     def _module_being_built(self, scope: Scope):
         """The `nn.Module` class whose `__init__` `scope` is, else None."""
