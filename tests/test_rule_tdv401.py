@@ -183,6 +183,11 @@ REPORTED = {
         "import torch\ndef get_detector(path, device='cpu'):\n    net = CRAFT()\n    if device == 'cpu':\n"
         "        net.load_state_dict(torch.load(path, map_location=device))\n    else:\n"
         "        net = torch.nn.DataParallel(net)\n    net.eval()\n    return net\n", [(7, 14)]),
+    # HugsVision's trainer: force_cpu sets the device to "cpu", and the wrapper follows it there
+    "wrapper moved to a device the user may have set to the CPU": (
+        "import torch\nclass T:\n    def __init__(self, model, force_cpu=False):\n        if force_cpu:\n"
+        "            self.device = 'cpu'\n        else:\n            self.device = torch.device('cuda:0')\n"
+        "        self.model = torch.nn.DataParallel(model).to(self.device)\n", [(8, 21)]),
     "OpenMMLab's DDP subclass": (
         "from mmcv.parallel import MMDistributedDataParallel\ndef main(cfg):\n    model = Detector(cfg)\n"
         "    model = MMDistributedDataParallel(model, device_ids=[0])\n", [(4, 12)]),
@@ -406,6 +411,13 @@ NOT_REPORTED = {
     "built, wrapped and returned by a function told nothing": (
         "import torch\ndef get_detector(path):\n    net = CRAFT()\n    net = torch.nn.DataParallel(net)\n"
         "    return net\n"),
+    "wrapper moved to a device set to the CPU only where CUDA is absent": (
+        "import torch\nclass T:\n    def __init__(self, model):\n        if torch.cuda.is_available():\n"
+        "            self.device = torch.device('cuda:0')\n        else:\n            self.device = 'cpu'\n"
+        "        self.model = torch.nn.DataParallel(model).to(self.device)\n"),
+    "wrapper moved to a device set to the CPU, then to a GPU": (
+        "import torch\ndef setup(model):\n    device = 'cpu'\n    device = 'cuda:0'\n"
+        "    return torch.nn.DataParallel(model).to(device)\n"),
     "rebound nn": "import torch.nn as nn\nnn = fake\nmodel = Net()\nmodel = nn.DataParallel(model)\n",
     "handed-in module moved on every path": (
         "import torch.nn as nn\ndef setup(model, gpus, device):\n    if len(gpus) > 1:\n"

@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
-                        move_target, moves_to_cpu, parameter_names, positional_args)
+                        move_target, moves_to_cpu, parameter_names, positional_args, string_value)
 from ..analysis.syntax import walk_ast
 from ..analysis.kinds import MODULE
 from .base import Fix, Rule, names_read, trigger_union
@@ -52,7 +52,9 @@ class WrapBeforeMove(Rule):
       `model = nn.DataParallel(model)` then `model.cuda()`) are both correct. It is
       reported when `m` was built in this scope and neither the module before the
       wrap nor the wrapper after it is moved in the scope, and when the wrapper (or
-      the module in it) is moved to the CPU (`.cpu()`, `.to("cpu")`) and then run,
+      the module in it) is moved to the CPU (`.cpu()`, `.to("cpu")`, or `.to(self.device)`
+      where the scope set `self.device = "cpu"` on a path a user's choice takes, not
+      only where CUDA is absent) and then run,
       returned, stored or passed on: DataParallel still runs on every visible GPU.
     - A sub-module wrapped in `__init__` of a model (`self.enc =
       nn.DataParallel(Enc())`) is reported when this file, or another file of the
@@ -302,7 +304,7 @@ class WrapBeforeMove(Rule):
             link = self.ctx.parent(depth + 1)
             if not (isinstance(link, cst.Call) and link.func is self.ctx.parent(depth)):
                 break
-            if moves_to_cpu(link):
+            if moves_to_cpu(link) or self._to_a_chosen_cpu(link):
                 self.report(node, self.cpu_message)
                 return
             if is_device_move(link):
@@ -375,11 +377,26 @@ class WrapBeforeMove(Rule):
     def leave_Assign(self, node: cst.Assign) -> None:
         self._bound([target.target for target in node.targets], node.value)
 
+    def _to_a_chosen_cpu(self, move: cst.Call) -> bool:
+        """`.to(self.device)` where this scope set `self.device = "cpu"` on a path a user's
+        choice takes, CUDA present or not (HugsVision's `force_cpu`)."""
+        argument = first_argument(move, "device")
+        key = dotted_name(argument) if argument is not None else None
+        return key is not None and key in self.ctx.function_scope().notes.get("chosen cpu", {})
+
     def _bound(self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression) -> None:
         # `model = Net()` builds a module on the CPU; `model = build(cfg)` or
         # `self.model = model` may have been moved already.
         built = isinstance(value, cst.Call) and self._builds_on_cpu(value)
         scope = self.ctx.function_scope()
+        chosen_cpu = scope.note("chosen cpu", dict)  # name -> where it was set to "cpu" (`_arms`)
+        cpu = (string_value(value) or "").lower() == "cpu" and not self._runs_without_cuda()
+        for key in filter(None, map(dotted_name, targets)):
+            if cpu:
+                # `if force_cpu: self.device = "cpu"`: a CPU device chosen where GPUs may be present
+                chosen_cpu[key] = _arms(self.ctx)
+            elif key in chosen_cpu and not _exclusive(chosen_cpu[key], _arms(self.ctx)):
+                del chosen_cpu[key]  # set again on the same path
         constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
         from_call = scope.note("returned by a call", set)
         on_cpu = scope.notes.get("on the cpu", set())
