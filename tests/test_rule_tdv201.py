@@ -20,6 +20,13 @@ def forward(body: str) -> str:
 
 
 REPORTED = {
+    # PyTorch-GAN's WGAN-div: the seed gradient of autograd.grad, made on the CPU, for outputs of
+    # images cast to a CUDA type chosen where CUDA is there
+    "seed gradient of autograd.grad next to outputs on the device": (
+        "import torch\nfrom torch import autograd\nfrom torch.autograd import Variable\n"
+        "cuda = torch.cuda.is_available()\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+        "for imgs, _ in loader:\n    x = Variable(imgs.type(Tensor), requires_grad=True)\n    d = D(x)\n"
+        "    g = autograd.grad(d, x, torch.ones(x.size(0), 1), create_graph=True)[0]\n", [(9, 28)]),
     # bindsnet's neurons: reset_ puts a CPU tensor in place of the buffer module.to() moved
     "stored in place of a buffer after the module was built": (
         "import torch\nclass N(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
@@ -83,6 +90,10 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "seed gradient of autograd.grad for outputs of a CPU type": (
+        "import torch\nfrom torch import autograd\nTensor = torch.FloatTensor\n"
+        "for imgs, _ in loader:\n    x = imgs.type(Tensor).requires_grad_(True)\n    d = D(x)\n"
+        "    g = autograd.grad(d, x, torch.ones(x.size(0), 1), create_graph=True)[0]\n"),
     "a buffer set while the module is built": (
         "import torch\nclass N(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
         "        self.register_buffer('v', torch.zeros(n))\n        self.reset_parameters()\n"

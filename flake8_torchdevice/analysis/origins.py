@@ -45,7 +45,7 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, KindsContext, ValueKinds,
+from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, VARIABLE, KindsContext, ValueKinds,
                     annotates_python_data, annotation_kind, is_dtype)
 from .syntax import (children, dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, parameter_names, root_name)
@@ -120,6 +120,9 @@ class TensorOrigins:
         self._frames: List[FunctionOrigins] = []
         self._device_blocks = 0  # depth of `with torch.device(...):` blocks
         self._device_withs: Set[int] = set()
+        # names bound to a CUDA tensor type where CUDA is there: PyTorch-GAN's
+        # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`
+        self._cuda_types: Set[str] = set()
 
     @property
     def current(self) -> FunctionOrigins:
@@ -229,6 +232,11 @@ class TensorOrigins:
         if not isinstance(target, cst.Name):
             return
         frame, name = self.current, target.value
+        arms = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        if any(self._is_cuda_type(arm) for arm in arms):
+            self._cuda_types.add(name)
+        else:
+            self._cuda_types.discard(name)
         entry = frame.new_tensors.get(name)
         if entry is not None and entry[1] is not statement:
             del frame.new_tensors[name]  # rebound to something else: forget the old tensor
@@ -281,11 +289,25 @@ class TensorOrigins:
             return bool(node.args) and not is_cuda_literal(node.args[0].value)
         return False
 
+    def _is_cuda_type(self, node: cst.CSTNode) -> bool:
+        """`torch.cuda.FloatTensor`, or a name bound to one where CUDA is there."""
+        if isinstance(node, cst.Name) and node.value in self._cuda_types:
+            return True
+        qualified = self.ctx.resolve(node) or ""
+        return qualified.startswith("torch.cuda.") and qualified.endswith("Tensor")
+
     def is_on_device(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
-        `torch.zeros(n, device=device)`, or a local name bound to one."""
+        `torch.zeros(n, device=device)`, `x.type(Tensor)` and `Tensor(...)` of a CUDA type
+        chosen where CUDA is there, or a local name bound to one."""
         if moves_to_cpu(node):
             return False  # `mask.cpu()`: host-side work on purpose
+        if isinstance(node, cst.Call) and node.args:
+            if self._is_cuda_type(node.func) or (method_call(node, "type") is not None
+                                                 and self._is_cuda_type(node.args[0].value)):
+                return True  # `Tensor(np.random.normal(...))`, `imgs.type(Tensor)`
+            if self.ctx.resolve(node.func) in VARIABLE:
+                return self.is_on_device(node.args[0].value)  # `Variable(t)` is t
         if isinstance(node, (cst.Name, cst.Attribute)):
             return dotted_name(node) in self.current.on_device
         if is_device_move(node):

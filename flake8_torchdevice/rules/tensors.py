@@ -88,9 +88,12 @@ class FactoryWithoutDevice(Rule):
       (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
       where the tensor belongs;
     - anywhere: when it is combined with a tensor known to be on a device chosen at
-      run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`, and what
-      is computed from one: `model(x)`, `logits.argmax(1)`, `pred == y`), also as an
-      accumulator (`correct = torch.zeros(1)`, then `correct += (pred == y).sum()`).
+      run time (`x.to(device)`, `torch.zeros(n, device=device)`, `x.cuda()`,
+      `x.type(Tensor)` or `Tensor(...)` for `Tensor = torch.cuda.FloatTensor if cuda else
+      torch.FloatTensor`, and what is computed from one: `model(x)`, `logits.argmax(1)`,
+      `pred == y`), also as an accumulator (`correct = torch.zeros(1)`, then
+      `correct += (pred == y).sum()`), or as the seed gradient of such outputs
+      (`autograd.grad(d_out, x, torch.ones(n, 1))`).
 
     The tensor is followed through names (also tuple targets: `w, h = torch.meshgrid(...)`),
     views, arithmetic with numbers, torch ops and `.to(dtype)`, which is no move.
@@ -443,6 +446,12 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "moves_argument"):
             return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
+        if _is_grad_outputs(self.ctx.resolve(call.func), call, arg):
+            # `autograd.grad(d_out, x, torch.ones(n, 1))`: the seed gradient must be where the outputs are
+            outputs = positional_args(call)[0].value if positional_args(call) else None
+            if outputs is not None and self.ctx.origins.is_input_tensor(outputs):
+                self._partner = outputs
+                return BAD
         if callee in NEUTRAL_CALLEES or callee in FACTORIES:
             return NEUTRAL
         if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
@@ -563,6 +572,21 @@ class FactoryWithoutDevice(Rule):
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
         return "pass device=<tensor>.device of a tensor already on the right device"
+
+
+# Calls with an argument that seeds the gradient of their first (the outputs): its position, its keyword.
+_GRADIENT_SEEDS = {"torch.autograd.grad": (2, "grad_outputs"), "torch.autograd.backward": (1, "grad_tensors")}
+
+
+def _is_grad_outputs(qualified: Optional[str], call: cst.Call, arg: cst.Arg) -> bool:
+    """Is `arg` the seed gradient of `torch.autograd.grad(outputs, inputs, grad_outputs)`?"""
+    seed = _GRADIENT_SEEDS.get(qualified or "")
+    if seed is None:
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value == seed[1]
+    positional = positional_args(call)
+    return arg in positional and positional.index(arg) == seed[0]
 
 
 def _changes_dtype_only(call: cst.Call, resolve) -> bool:
