@@ -526,3 +526,19 @@ ORIGINS_NOT_REPORTED = {
 @pytest.mark.parametrize("code", ORIGINS_NOT_REPORTED.values(), ids=list(ORIGINS_NOT_REPORTED))
 def test_origins_not_reported(code):
     assert tdv201(code) == []
+
+
+def test_remedy_names_the_tensor_it_meets():
+    """DRAGAN's gradient penalty: the noise meets `alpha`, on the device; the module `D`, the
+    first parameter, has no `.device` to name."""
+    code = (
+        "import numpy as np\nimport torch\ncuda = torch.cuda.is_available()\n"
+        "Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+        "def compute_gradient_penalty(D, X):\n    alpha = Tensor(np.random.random(size=X.shape))\n"
+        "    return alpha * X + ((1 - alpha) * (X + 0.5 * X.std() * torch.rand(X.size())))\n"
+    )
+    from flake8_torchdevice.engine import Options, lint_source
+
+    assert tdv201(code) == [(7, 59, "TDV201")]
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert finding.message.endswith("pass device=alpha.device")

@@ -358,7 +358,7 @@ class TensorOrigins:
         if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.Call)):
             # `spot[..., 1:]`, `unit.diff(dim=-1).abs()`, `spot * unit`: computed from an input
             # known to be a tensor, where it is
-            root = _tensor_expression_root(node, self.ctx.resolve)
+            root = tensor_expression_root(node, self.ctx.resolve)
             return root is not None and self.is_input_tensor(root) and self.ctx.kinds.is_tensor(root)
         frame = self.current
         if not isinstance(node, cst.Name) or node.value not in frame.inputs or node.value in frame.new_tensors:
@@ -384,7 +384,7 @@ class TensorOrigins:
 _PLACING_METHODS = frozenset({"cpu", "to", "cuda", "type", "type_as", "new_tensor"})
 
 
-def _tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
+def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
     """The name a tensor expression is computed from: `x` of `x[..., 1:]`, `x.diff().abs()`,
     `torch.unsqueeze(x, -1)`, `x * y`; None where the result may be no tensor (`x.size(0)`,
     `x.shape[0]`)."""
@@ -401,7 +401,7 @@ def _tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
                 and node.func.attr.value not in _PLACING_METHODS:
             node = node.func.value
         elif isinstance(node, cst.BinaryOperation):
-            return _tensor_expression_root(node.left, resolve) or _tensor_expression_root(node.right, resolve)
+            return tensor_expression_root(node.left, resolve) or tensor_expression_root(node.right, resolve)
         else:
             return None
 

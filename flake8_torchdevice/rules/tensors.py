@@ -22,7 +22,7 @@ from ..analysis import (
     root_name,
 )
 from ..analysis.classes import AttributeAssignment, ClassInfo
-from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op
+from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.syntax import ast_definitions, ast_statements, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
                               TENSOR_OPERAND_NAMES, TO_PYTHON, is_dtype, subscript_key)
@@ -515,7 +515,7 @@ class FactoryWithoutDevice(Rule):
     def _report(self, call: cst.Call, partner: Optional[cst.CSTNode] = None) -> None:
         name = dotted_name(call.func) or "torch.factory"
         message = self.message.format(call=name, remedy=self._remedy(FACTORY_NAMES.get(
-            self.ctx.resolve(call.func) or "", ""), call))
+            self.ctx.resolve(call.func) or "", ""), call, partner))
         found = self._device_for_fix(call, partner)
         fix = Fix().add_keyword(call, "device", found[0]) if found else None
         frame = self._frame
@@ -561,13 +561,17 @@ class FactoryWithoutDevice(Rule):
                 return found
         return None
 
-    def _remedy(self, factory: str, call: cst.Call) -> str:
+    def _remedy(self, factory: str, call: cst.Call, partner: Optional[cst.CSTNode] = None) -> str:
         """Name a device-aware value that is in scope."""
         frame = self._frame
         if frame.device_names:
             return f"pass device={frame.device_names[-1]}"
         # The first parameter that can be a tensor: not `model`, `args`, `loader`, ...
         tensors = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
+        # the tensor it meets first (`X` of `X * torch.rand(n)`, not a module `D` listed before it)
+        root = tensor_expression_root(partner, self.ctx.resolve) if partner is not None else None
+        if root is not None and (root.value in tensors or self.ctx.origins.is_on_device(root)):
+            tensors = [root.value] + [p for p in tensors if p != root.value]
         if tensors:
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
             return f"pass device={tensors[0]}.device{twin}"
