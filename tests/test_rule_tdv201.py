@@ -542,3 +542,19 @@ def test_remedy_names_the_tensor_it_meets():
     assert tdv201(code) == [(7, 59, "TDV201")]
     [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
     assert finding.message.endswith("pass device=alpha.device")
+
+
+def test_plain_functions_of_a_data_pipeline_file_are_cpu_work():
+    """timm's naflex_transforms.patchify_image: a transform module's helper returns CPU
+    coordinates beside the patches of the image it was given; the same helper in a model
+    file returns them beside a tensor that may be on the GPU."""
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = (
+        "import torch\ndef patchify(img: torch.Tensor, n: int, flat: bool = True):\n"
+        "    patches = img.reshape(-1, n) if flat else img.reshape(n, -1)\n"
+        "    coord = torch.arange(n)\n    return patches, coord\n"
+    )
+    assert lint_source(code, "timm/data/naflex_transforms.py", Options(enabled=ONLY)) == []
+    assert [(f.line, f.code) for f in lint_source(code, "timm/models/vit.py", Options(enabled=ONLY))] == [
+        (4, "TDV201")]

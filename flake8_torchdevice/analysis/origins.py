@@ -69,6 +69,19 @@ _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 # Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
 _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
                                r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
+# Files of a data pipeline (`naflex_transforms.py`, `datasets/coco.py`, `collate.py`): their
+# plain functions work on the CPU by design.
+_DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
+
+
+def is_data_pipeline_path(filename: Optional[str]) -> bool:
+    """A file whose name says it belongs to a data pipeline (not a folder: `data/` also holds models)."""
+    if not filename:
+        return False
+    stem = re.split(r"[\\/]", filename)[-1].rsplit(".", 1)[0]
+    return _DATA_PIPELINE_FILE_RE.search(stem) is not None
+
+
 _INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
@@ -189,7 +202,8 @@ class TensorOrigins:
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
         builder = bool(_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name)) and (
             info is not None or not any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs))
-        return plain and not builder and not _DATA_PIPELINE_RE.search(name)
+        pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
+        return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.pop()

@@ -26,7 +26,7 @@ from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel, is_cuda_only_path, is_exit_statement
 from .kinds import ValueKinds
-from .origins import TensorOrigins
+from .origins import TensorOrigins, is_data_pipeline_path
 from .project import ProjectIndex
 from .scopes import Scope, import_fallback_names
 from .syntax import block_statements, child_fields, dotted_name, last_identifier
@@ -151,6 +151,8 @@ class Analyzer(cst.CSTVisitor):
         # A module that is CUDA-only on purpose: its path says so (`accelerators/cuda.py`), or
         # its top raises without CUDA (set when that statement has been walked).
         self.cuda_only_module = is_cuda_only_path(filename)
+        # a file of a data pipeline (`naflex_transforms.py`): its plain functions are CPU work
+        self.data_pipeline_module = is_data_pipeline_path(filename)
         self._module_defined = False  # a function or class seen at the top of the module
         self.scopes: List[Scope] = []
         self.guards = GuardModel(self.resolve, self.local_flag, guard_names, self.local_absence)

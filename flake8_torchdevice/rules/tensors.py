@@ -173,7 +173,8 @@ class FactoryWithoutDevice(Rule):
       (`buf.narrow(1, 0, n).copy_(img)`): host-side work on purpose, like `.numpy()`.
     - Code that is CPU by design and meets no device tensor: data pipelines
       (`Dataset.__getitem__`, `collate_fn`, transforms, functions named like
-      `transform`, `collate`, `preprocess`, `load_*`), scripts, utilities; plain
+      `transform`, `collate`, `preprocess`, `load_*`, plain functions of a file named
+      like one: `naflex_transforms.py`, `datasets.py`), scripts, utilities; plain
       functions whose parameters are not known to be tensors.
 
     CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
