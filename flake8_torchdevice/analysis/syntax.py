@@ -18,10 +18,20 @@ def ast_definitions(node: ast.AST) -> Iterator[AstDefinition]:
 
     Definitions are statements, so only statement bodies are visited, never
     expressions: several times cheaper than `ast.walk` (this runs on every file).
-    The order is `ast.walk`'s (breadth first, fields in order)."""
-    for statement in ast_statements(node):
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield statement  # type: ignore[misc]
+    The order is `ast.walk`'s (breadth first, fields in order). (The loop of
+    `ast_statements`, written out: filtering its output costs a generator step per
+    statement, measured at 1.5% of `check` on timm.)"""
+    todo = deque([node])
+    while todo:
+        current = todo.popleft()
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            children = getattr(current, name, None)
+            if not isinstance(children, list):
+                continue  # a lambda's or an expression's `body` is one expression
+            for child in children:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    yield child
+                todo.append(child)
 
 
 def ast_statements(node: ast.AST) -> Iterator[ast.AST]:
