@@ -115,9 +115,6 @@ class AttributeAssignment:
     helper: Optional[str] = None  # the value is `self.<helper>(...)`: what that method returns decides
     order: int = 0  # when the walk saw it, among the class's reads and assignments (after its value's reads)
     conditional: bool = False  # inside an `if` of its method: it may not run
-    # its device comes from the attribute itself (`torch.zeros_like(x, device=self.mem.device)`):
-    # a stale attribute stays stale
-    own_device: bool = False
 
 
 @dataclass
@@ -426,14 +423,15 @@ class ClassFacts:
         func = node.func
         if method is None:
             return
-        qualified = self.ctx.resolve(func) or ""
-        if qualified.startswith("torch."):
-            # `F.nll_loss(..., weight=self.weight)`, `torch.einsum("hi,bij->bhj", self.gso, x)`:
-            # a tensor, whatever the class was given
-            for operand in tensor_operands(qualified, node):
-                name = self._self_attribute(operand)
-                if name is not None:
-                    method[0].tensor_uses.add(name)
+        # `F.nll_loss(..., weight=self.weight)`, `torch.einsum("hi,bij->bhj", self.gso, x)`: a
+        # tensor, whatever the class was given (asked only of calls handed an attribute of self)
+        if any(isinstance(arg.value, (cst.Attribute, cst.List, cst.Tuple)) for arg in node.args):
+            qualified = self.ctx.resolve(func) or ""
+            if qualified.startswith("torch."):
+                for operand in tensor_operands(qualified, node):
+                    name = self._self_attribute(operand)
+                    if name is not None:
+                        method[0].tensor_uses.add(name)
         if not isinstance(func, cst.Attribute):
             return
         if (isinstance(func.value, cst.Name) and func.value.value == method[2] and is_device_move(node)
@@ -501,8 +499,7 @@ class ClassFacts:
                                                     made_tensor=fixed or kinds.is_fixed_tensor(value, True),
                                                     helper=self._self_method_call(value),
                                                     order=self._next_order(),
-                                                    conditional=self._under_an_if(),
-                                                    own_device=_follows_own_device(value, f"{method[2]}.{name}")))
+                                                    conditional=self._under_an_if()))
 
     def _under_an_if(self) -> bool:
         """Is the node being visited inside an `if` of its method?"""
@@ -540,6 +537,8 @@ class ClassFacts:
             if isinstance(node, cst.ClassDef):
                 return False
             if isinstance(node, cst.FunctionDef):
+                if node.name.value not in ("forward", "__call__"):
+                    return False  # (a cache reused this way matters where it is read at run time)
                 statement = stack[depth + 2] if depth + 2 < len(stack) else None
                 return isinstance(node.body, cst.IndentedBlock) and any(
                     _returns_cache_first(earlier, attribute) for earlier in node.body.body[:_index(node.body.body,
@@ -555,7 +554,7 @@ class ClassFacts:
         return False
 
 
-def _follows_own_device(value: cst.CSTNode, attribute: str) -> bool:
+def follows_own_device(value: cst.CSTNode, attribute: str) -> bool:
     """Does `value` take its device from `attribute` (`device=self.mem.device`,
     `torch.zeros_like(self.mem)`, `.to(self.mem.device)`, `.type_as(self.mem)`)?"""
     text = cst.Module([]).code_for_node(value)
@@ -588,7 +587,8 @@ def _keyed_on_last_call(test: cst.BaseExpression, self_name: str) -> bool:
     todo: List[cst.CSTNode] = [test]
     while todo:
         node = todo.pop()
-        if isinstance(node, cst.Comparison):
+        if isinstance(node, cst.Comparison) and all(isinstance(target.operator, _KEY_COMPARISONS)
+                                                    for target in node.comparisons):
             operands = [node.left] + [target.comparator for target in node.comparisons]
             if not any(isinstance(o, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
                        or (isinstance(o, cst.Name) and o.value in ("None", "True", "False")) for o in operands) \
@@ -597,6 +597,9 @@ def _keyed_on_last_call(test: cst.BaseExpression, self_name: str) -> bool:
         elif isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
             todo.extend([node.left, node.right] if isinstance(node, cst.BooleanOperation) else [node.expression])
     return False
+
+
+_KEY_COMPARISONS = (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 
 
 def _reads_self(node: cst.CSTNode, self_name: str) -> bool:

@@ -21,7 +21,7 @@ from ..analysis import (
     positional_args,
     root_name,
 )
-from ..analysis.classes import AttributeAssignment, ClassInfo
+from ..analysis.classes import AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.syntax import ast_definitions, ast_statements, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
@@ -612,8 +612,13 @@ _DERIVED_ARGUMENT = (r"\bself\.\w+\s*=\s*\w+(?:\.\w+\([^()]*\))*\.(?:"
                      + "|".join(sorted(TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS)) + r")\(")
 # `F.nll_loss(..., weight=self.weight)`, `torch.einsum("hi,bij->bhj", self.gso, x)`: what the
 # class keeps there is a tensor
-_TENSOR_USE = (r"\b(?:pos_)?weight\s*=\s*self\.\w|\b(?:" + "|".join(sorted(TENSOR_OPERAND_NAMES))
-               + r")\((?:[^()]*,)?\s*\[?\s*self\.\w")
+# (written so that no part scans back and forth: it runs over the text of every class)
+_SEQUENCE_NAMES = ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack")
+_TENSOR_USE = (r"\b(?:pos_)?weight\s*=\s*self\.\w"
+               r"|\b(?:" + "|".join(sorted(TENSOR_OPERAND_NAMES - {"einsum", *_SEQUENCE_NAMES})) + r")\(\s*self\.\w"
+               r"|\b(?:mm|bmm|matmul)\([^(),]*,\s*self\.\w"
+               r"|\b(?:" + "|".join(_SEQUENCE_NAMES) + r")\(\s*[\[(][^\])]*\bself\.\w"
+               r"|\beinsum\([^()]*\bself\.\w")
 
 
 class UnregisteredTensorAttribute(Rule):
@@ -822,13 +827,19 @@ class UnregisteredTensorAttribute(Rule):
                     return True
         text = text_of(node)
         factory_words = _class_trigger_words(aliases)
-        by_use = _ast_tensor_uses(node) if _TENSOR_USE_WORDS.search(text) else set()
+        uses: List[Set[str]] = []
+
+        def used_as_tensor(attribute: str) -> bool:  # read once, when a method keeps an argument
+            if not uses:
+                uses.append(_ast_tensor_uses(node) if _TENSOR_USE_WORDS.search(text) else set())
+            return attribute in uses[0]
+
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
-            return bool(_TENSOR_ARGUMENT_WORDS.search(text)) and any(
-                _ast_stores_tensor_argument(methods[name], by_use) for name in _ast_called_from_init(methods))
+            return bool(_TENSOR_ARGUMENT_WORDS.search(text) or _TENSOR_USE_WORDS.search(text)) and any(
+                _ast_stores_tensor_argument(methods[name], used_as_tensor) for name in _ast_called_from_init(methods))
         built = _ast_called_from_init(methods)
-        if any(_ast_stores_tensor_argument(methods[name], by_use) for name in built):
+        if any(_ast_stores_tensor_argument(methods[name], used_as_tensor) for name in built):
             return True
         names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
 
@@ -910,8 +921,9 @@ class UnregisteredTensorAttribute(Rule):
             for a in cls.assignments:
                 # (not a refresh: one that may not run, or that takes the device the attribute had)
                 if a.method not in init_time and not _is_fixed(cls, a) and not a.built_once \
-                        and not a.conditional and not a.own_device \
-                        and not _is_constant(a.value) and not _keeps_callers_value(cls, a, with_input):
+                        and not a.conditional and not _is_constant(a.value) \
+                        and not _keeps_callers_value(cls, a, with_input) \
+                        and not follows_own_device(a.value, cst.Module([]).code_for_node(a.target)):
                     key = (a.name, a.method)
                     refreshes[key] = min(refreshes.get(key, a.order), a.order)
         stale: Set[str] = set()
@@ -976,11 +988,10 @@ REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "regist
 # `(has|get)attr` in a cache's test; a callee's name followed by its call's `(` (after
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
-_CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*\]|\([^)]*\))?\s*[!=<>]"
-                          r"|[!=<>]=?\s*self\.")
+_CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*\]|\([^)]*\))?\s*(?:[!=]=|[<>])"
+                          r"|(?:[!=]=|[<>])=?\s*self\.")  # (a comparison, not an assignment)
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
-_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT
-                                    + r"|" + _TENSOR_USE)
+_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT)
 _TENSOR_USE_WORDS = re.compile(_TENSOR_USE)
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
@@ -1011,9 +1022,9 @@ def _ast_tensor_uses(node: ast.AST) -> Set[str]:
     return found
 
 
-def _ast_stores_tensor_argument(method: ast.AST, by_use: Set[str] = frozenset()) -> bool:
+def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str], bool] = lambda name: False) -> bool:
     """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor
-    type, or one passed as `weight=self.x` (`by_use`), or `self.x = x.norm(...)`, a method
+    type, or one torch takes as a tensor (`weight=self.x`: `used_as_tensor`), or `self.x = x.norm(...)`, a method
     chain on a parameter with a method only tensors have."""
     args = method.args  # type: ignore[attr-defined]
     parameters = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -1025,8 +1036,8 @@ def _ast_stores_tensor_argument(method: ast.AST, by_use: Set[str] = frozenset())
         root, called = _ast_chain(statement.value)
         if root in annotated or (root in names and called & TENSOR_ONLY_METHODS):
             return True
-        if by_use and root in names and isinstance(statement.value, ast.Name) and any(
-                isinstance(t, ast.Attribute) and t.attr in by_use for t in statement.targets):
+        if root in names and isinstance(statement.value, ast.Name) and any(
+                isinstance(t, ast.Attribute) and used_as_tensor(t.attr) for t in statement.targets):
             return True
     return False
 
