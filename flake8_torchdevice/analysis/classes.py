@@ -561,7 +561,8 @@ def follows_own_device(value: cst.CSTNode, attribute: str) -> bool:
     if attribute not in text:
         return False
     escaped = re.escape(attribute)
-    return re.search(rf"{escaped}\.device\b|_like\(\s*{escaped}\b|\b(?:type_as|to)\(\s*{escaped}\s*\)", text) is not None
+    return re.search(rf"{escaped}\.device\b|_like\(\s*{escaped}\b|\b(?:type_as|to)\(\s*{escaped}\s*\)",
+                     text) is not None
 
 
 def _index(statements: Sequence[cst.CSTNode], statement: Optional[cst.CSTNode]) -> int:

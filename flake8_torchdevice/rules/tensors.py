@@ -1024,8 +1024,8 @@ def _ast_tensor_uses(node: ast.AST) -> Set[str]:
 
 def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str], bool] = lambda name: False) -> bool:
     """Fast path of `_is_tensor_argument`: `self.x = x` for a parameter annotated with a tensor
-    type, or one torch takes as a tensor (`weight=self.x`: `used_as_tensor`), or `self.x = x.norm(...)`, a method
-    chain on a parameter with a method only tensors have."""
+    type or one torch takes as a tensor (`weight=self.x`: `used_as_tensor`), or
+    `self.x = x.norm(...)`, a method chain on a parameter with a method only tensors have."""
     args = method.args  # type: ignore[attr-defined]
     parameters = [a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     annotated = {a.arg for a in parameters if a.annotation is not None and _names_tensor_type(a.annotation)}
