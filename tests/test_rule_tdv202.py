@@ -208,6 +208,16 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    # MONAI's PNDM scheduler: an empty placeholder, filled by a step on some counts only
+    "empty placeholder filled on some steps": (
+        module("self.t = torch.Tensor()", forward="return x",
+               extra="def step(self, out, sample):\n    if self.n % 4 == 0:\n        self.t = sample\n"
+                     "    s = self.t if self.t.numel() != 0 else sample\n    return s + out")),
+    # kornia's mix augmentations: forward sets the parameters on both arms, one of them with a 0-dim dtype code
+    "set on both arms of forward, with a 0-dim tensor": (
+        module("self.t = None", forward="if p is None:\n    self.t = self.make(x.shape)\nelse:\n"
+               "    self.t = {**p, 'dtype': torch.full((), 3, dtype=torch.long)}\nreturn self.apply(x, self.t)")
+        .replace("def forward(self, x)", "def forward(self, x, p=None)")),
     "a transformers configuration's subclass": (
         "import torch\nfrom transformers import PretrainedConfig\nclass C(PretrainedConfig):\n"
         "    def __init__(self):\n        super().__init__()\n        self.std = torch.tensor([1.0, 2.0])\n"

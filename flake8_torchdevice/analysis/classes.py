@@ -114,7 +114,7 @@ class AttributeAssignment:
     made_tensor: bool = False
     helper: Optional[str] = None  # the value is `self.<helper>(...)`: what that method returns decides
     order: int = 0  # when the walk saw it, among the class's reads and assignments (after its value's reads)
-    conditional: bool = False  # inside an `if` of its method: it may not run
+    conditional: bool = False  # inside an `if` (without `else`) of its method: it may not run
 
 
 @dataclass
@@ -502,8 +502,9 @@ class ClassFacts:
                                                     conditional=self._under_an_if()))
 
     def _under_an_if(self) -> bool:
-        """Is the node being visited inside an `if` of its method?"""
-        return any(True for _ in self.ctx.enclosing_tests())
+        """Is the node being visited inside an `if` of its method that a path skips (one
+        without an `else`)?"""
+        return any(isinstance(node, cst.If) and node.orelse is None for node, _, _ in self.ctx.enclosing_tests())
 
     def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:
         """`m` of `self.m(...)` (also wrapped: `Variable(self.m(...))`)."""

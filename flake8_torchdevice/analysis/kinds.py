@@ -513,8 +513,10 @@ class ValueKinds:
                 # tensor, unless its annotation says it is data (`cost: Optional[List[float]]`)
                 maybe_tensors = () if self._in_construction() else self._maybe_tensor_params()
                 return not self.is_scalar_factory(last, call, maybe_tensors)
-            if head == "torch" and (last in ("from_numpy", "frombuffer") or last in LEGACY_TENSOR_TYPES):
+            if head == "torch" and last in ("from_numpy", "frombuffer"):
                 return True
+            if head == "torch" and last in LEGACY_TENSOR_TYPES:
+                return bool(call.args)  # `torch.Tensor()`: an empty placeholder, no data of its own
             if last.endswith("_like"):
                 return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)
             if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS or (head == "torch" and returns_tensor(last)):
@@ -574,7 +576,9 @@ class ValueKinds:
             return False  # made to be trained: a model's tensor, not a constant
         value = args[0].value
         if factory not in ("tensor", "as_tensor"):
-            return number_value(value) == 0 and len(args) == 1
+            # `torch.empty(0)`, and `torch.full((), v)`: of an empty size, a 0-dim tensor
+            return (number_value(value) == 0 and len(args) == 1) or (
+                isinstance(value, (cst.Tuple, cst.List)) and not value.elements)
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
             return False  # literal data: certainly a new CPU tensor
         if isinstance(value, cst.Call) and self._returns_array(value):

@@ -726,8 +726,10 @@ class UnregisteredTensorAttribute(Rule):
       `self.grids[i] = grid` in `forward`). A setter that `forward` does not call, which
       only stores what it is given (`def set_values(self, phi): self.phi = phi`),
       refreshes nothing: the caller's tensor stays on one device too; nor does an
-      assignment under an `if` (it may not run) or one that takes the attribute's own
-      device (`torch.zeros_like(x, device=self.mem.device)` keeps a stale device).
+      assignment under an `if` without `else` (it may not run) or one that takes the
+      attribute's own device (`torch.zeros_like(x, device=self.mem.device)` keeps a
+      stale device).
+    - Empty placeholders: `torch.Tensor()`, `torch.empty(0)`.
     - Placeholder slots: one tensor repeated, `self.heads = [torch.zeros(1)] * n`
       (whatever fills the slots later decides their device).
     - The attribute is never read outside construction time (`__init__` and the methods
@@ -739,8 +741,8 @@ class UnregisteredTensorAttribute(Rule):
       all is reported when it is public and only construction sets it, see above; not a
       private one, nor one a loader sets too, like darknet's weight-file `header`.)
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
-      `torch.tensor(2.0)` (unless made with `requires_grad=True`), `torch.Size`, dtypes,
-      generators.
+      `torch.tensor(2.0)` or `torch.full((), 2.0)` (unless made with `requires_grad=True`),
+      `torch.Size`, dtypes, generators.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
       (for a class that registers computed names nothing is reported).
     - Not followed: methods defined in a base class (only the class's own `__init__`
