@@ -20,6 +20,11 @@ def forward(body: str) -> str:
 
 
 REPORTED = {
+    # yolov5's AutoShape: a CPU dummy stands in for the model's parameters, and its device
+    # decides where the input goes
+    "its device sends the input to the CPU": (
+        forward("p = next(self.model.parameters()) if self.pt else torch.zeros(1)\n"
+                "return self.model(x.to(p.device))"), [(5, 58)]),
     # PyTorch-GAN's WGAN-div: the seed gradient of autograd.grad, made on the CPU, for outputs of
     # images cast to a CUDA type chosen where CUDA is there
     "seed gradient of autograd.grad next to outputs on the device": (
@@ -90,6 +95,8 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    "its device only compared or printed": (
+        forward("p = torch.zeros(1)\nprint(p.device)\nreturn x if p.device == x.device else x.cpu()")),
     "seed gradient of autograd.grad for outputs of a CPU type": (
         "import torch\nfrom torch import autograd\nTensor = torch.FloatTensor\n"
         "for imgs, _ in loader:\n    x = imgs.type(Tensor).requires_grad_(True)\n    d = D(x)\n"

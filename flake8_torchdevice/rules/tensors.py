@@ -65,7 +65,9 @@ class FactoryWithoutDevice(Rule):
       hold tensors. There the tensor is reported when it is combined with a tensor
       argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
       outside `torch`, added into something with `+=`, or returned from `forward`
-      or a loss; functions nested in `forward` close over its tensors and count too;
+      or a loss, or its device handed to a move (`p = ... if pt else torch.zeros(1)`, then
+      `x.to(p.device)`: the CPU decides where the input goes); functions nested in
+      `forward` close over its tensors and count too;
     - in any plain function, or method of a class that is not a module (its dunders
       such as a transform's `__call__` aside), whatever its name, that receives a
       tensor (a parameter annotated `torch.Tensor` or used as one: `x.size(0)`,
@@ -332,6 +334,10 @@ class FactoryWithoutDevice(Rule):
                 if name in MOVERS and isinstance(call, cst.Call) and call.func is parent \
                         and not _changes_dtype_only(call, self.ctx.resolve):
                     return MOVED, None
+                if name == "device" and sensitive and self._device_is_used(depth + 1):
+                    # `p = ... if pt else torch.zeros(1)`, then `imgs.to(p.device)`: the new
+                    # tensor's device, the CPU, decides where the model's inputs go
+                    return BAD, None
                 if name in TO_PYTHON:
                     return NEUTRAL, None
                 if isinstance(call, cst.Call) and call.func is parent:
@@ -439,6 +445,14 @@ class FactoryWithoutDevice(Rule):
         params = parameter_names(function)
         return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
             and not info.is_init_time(function.name.value)
+
+    def _device_is_used(self, depth: int) -> bool:
+        """Is the `.device` read at `parent(depth - 1)` handed to a move (`x.to(p.device)`,
+        `torch.zeros(n, device=p.device)`), not compared or printed?"""
+        arg, call = self.ctx.parent(depth), self.ctx.parent(depth + 1)
+        return isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and (
+            (arg.keyword is not None and arg.keyword.value == "device")
+            or method_call(call, "to", "cuda") is not None)
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
         """The fate of a tensor passed to `call`; None when the call returns a tensor
