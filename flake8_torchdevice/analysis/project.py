@@ -134,7 +134,8 @@ def _to_cpu(call: ast.Call) -> bool:
 
 # Calls as statements that cannot move what a function builds.
 _QUIET_CALLS = frozenset({"print", "warnings", "logger", "logging", "log", "LOGGER", "assert_", "os", "sys"})
-_DEVICE_PARAMETER_RE = re.compile(r"device|gpu|cuda|rank", re.I)
+# A name or an argument that carries a device (`device`, `args.gpu`, `local_rank`).
+DEVICE_WORD_RE = re.compile(r"device|gpu|cuda|rank", re.I)
 
 
 def _own_statements(function: ast.AST):
@@ -204,7 +205,7 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 and node.value.func.attr not in _NON_MOVING_METHODS and not _is_move(node.value):
             set_up.add(node.value.func.value.id)  # `model.initialize(opt)`
     if not owner and returned and not moved_names and not set_up \
-            and not any(_DEVICE_PARAMETER_RE.search(name) for name in params) \
+            and not any(DEVICE_WORD_RE.search(name) for name in params) \
             and not any(_is_move(value) or _is_move(_chain_root(value))
                         for bound in assignments.values() for _, value in bound) \
             and not any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)

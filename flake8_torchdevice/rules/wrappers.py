@@ -13,12 +13,13 @@ from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyw
                         move_target, moves_to_cpu, parameter_names, positional_args, string_value)
 from ..analysis.syntax import walk_ast
 from ..analysis.kinds import MODULE
+from ..analysis.project import DEVICE_WORD_RE
 from .base import Fix, Rule, names_read, trigger_union
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel"}
 DATA_PARALLEL_NAME = "torch.nn.DataParallel"
-_DEVICE_WORD_RE = re.compile(r"device|gpu|cuda|rank", re.I)
+# (DataParallel takes no rank: a parameter that tells a DataParallel builder its device)
 _DEVICE_PARAMETER_RE = re.compile(r"device|gpu|cuda", re.I)
 _WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel", "MMDistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
@@ -430,7 +431,7 @@ class WrapBeforeMove(Rule):
             # or one that moves nothing, told no device (`model = get_model(config)`)
             return self.ctx.project_says(call.func, "returns") == MODULE or (
                 self.ctx.project_says(call.func, "never_moves")
-                and not any(_DEVICE_WORD_RE.search(cst.Module([]).code_for_node(arg.value)) for arg in call.args))
+                and not any(DEVICE_WORD_RE.search(cst.Module([]).code_for_node(arg.value)) for arg in call.args))
         if self.ctx.builds_moved(constructor):
             return False
         info = self.ctx.class_facts.by_name.get(last_identifier(constructor.func) or "")
