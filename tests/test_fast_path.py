@@ -18,6 +18,7 @@ import zipfile
 
 import pytest
 
+import flake8_torchdevice.engine as engine
 from flake8_torchdevice.engine import Options, SourceError, lint_source
 from flake8_torchdevice.rules import ALL_RULES, RULES_BY_CODE
 from flake8_torchdevice.rules.base import trigger_union
@@ -275,6 +276,64 @@ def test_lines_left_out_are_mapped_back():
     found = lint_source(source, "t.py", only, tree=ast.parse(source))
     assert [(f.line, f.col, f.end_line, f.end_col) for f in found] == [(2, 4, 2, 22), (15, 15, 16, 17)]
     assert found == lint_source(source, "t.py", only, fast=False)
+
+
+# Module-level statements that a part boundary must not split: decorators, a statement
+# after a multi-line string on its line, `a; b`, comments and blank lines between.
+PARTS_SOURCE = (
+    "import torch\n"                                   # 1
+    "# a comment\n"                                    # 2
+    "\n"
+    "a = torch.load('a.pt')\n"                         # 4
+    'doc = """x\n'                                     # 5
+    "y\"\"\"; b = torch.load('b.pt')\n"                # 6
+    "c = 1; d = torch.load('d.pt')\n"                  # 7
+    "@decorate\n"                                      # 8
+    "@decorate(\n"
+    "    arg)\n"
+    "def f(x):\n"                                      # 11
+    "    return x.cuda()\n"                            # 12
+    "\n"
+    "\n"
+    "class Net(torch.nn.Module):\n"                    # 15
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.t = torch.zeros(3)\n"                # 18
+    "    def forward(self, x):\n"
+    "        return x + self.t\n"
+    "# trailing\n"
+    "if True:\n"                                       # 22
+    "    e = torch.load('e.pt')\n"                     # 23
+    "else:\n"
+    "    e = None\n"
+)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_parts_give_the_findings_of_one_parse(monkeypatch, fast):
+    """libcst parses a few module-level statements at a time (`_parse_in_parts`); one
+    statement per part finds the same at the same lines and columns as one part."""
+    options = Options(enabled=ALL_CODES)
+    whole = lint_source(PARTS_SOURCE, "t.py", options, fast=fast)
+    monkeypatch.setattr(engine, "_PART_CHARS", 1)
+    assert lint_source(PARTS_SOURCE, "t.py", options, fast=fast) == whole
+    assert [(f.line, f.col, f.code) for f in whole] == [
+        (4, 4, "TDV301"), (6, 10, "TDV301"), (7, 11, "TDV301"), (12, 13, "TDV101"), (18, 8, "TDV202"),
+        (23, 8, "TDV301")]
+
+
+def test_a_parse_error_in_a_later_part_names_the_file_line(monkeypatch):
+    real_parse = engine.parse_cst
+
+    def failing(text):
+        if "e.pt" in text:
+            raise SourceError("libcst cannot parse this file: boom", 2, 4)
+        return real_parse(text)
+    monkeypatch.setattr(engine, "_PART_CHARS", 1)
+    monkeypatch.setattr(engine, "parse_cst", failing)
+    with pytest.raises(SourceError) as raised:
+        lint_source(PARTS_SOURCE, "t.py", Options(enabled=ALL_CODES))
+    assert (raised.value.line, raised.value.col) == (23, 4)
 
 
 def _corpus(timm_files: list) -> list:
