@@ -565,3 +565,76 @@ def test_plain_functions_of_a_data_pipeline_file_are_cpu_work():
     assert lint_source(code, "timm/data/naflex_transforms.py", Options(enabled=ONLY)) == []
     assert [(f.line, f.code) for f in lint_source(code, "timm/models/vit.py", Options(enabled=ONLY))] == [
         (4, "TDV201")]
+
+
+# What the fifth round taught, each from a shape of bug seen in research code.
+ROUND5_REPORTED = {
+    # a one-hot helper: the index comes from the caller, so it lives where the caller's tensors do
+    "index of scatter_ from the caller's labels": (
+        "import torch\ndef one_hot(labels, n):\n    out = torch.zeros(len(labels), n)\n"
+        "    return out.scatter_(1, labels.unsqueeze(1), 1.0)\n", [(3, 10)]),
+    "mask of masked_fill from forward's input": (forward("keep = torch.ones(4, 4)\nreturn keep.masked_fill(x.bool(), 0)"),
+                                                 [(5, 15)]),
+    "cat with a local computed from the caller's graph": (
+        "import torch\ndef add_edge(graph, u, v):\n    edges = graph.edge_index.clone()\n"
+        "    return torch.cat([edges, torch.tensor([[u], [v]])], dim=1)\n", [(4, 29)]),
+    "made in one arm, the other arm follows the input": (
+        "import torch\ndef precision(prec, scale):\n    if prec.ndim == 4:\n        ident = torch.eye(prec.shape[-1])\n"
+        "    else:\n        ident = torch.ones_like(prec)\n    return scale * ident + prec\n", [(4, 16)]),
+    "kept on self in forward, then fed to a layer": (
+        forward("self.h = torch.zeros(x.shape[0], 8)\nreturn self.rnn(x, self.h)"), [(5, 17)]),
+    "a lazy module's initialize_parameters runs with the input": (
+        "import torch\nimport torch.nn as nn\nfrom torch.nn.modules.lazy import LazyModuleMixin\n"
+        "class Blur(LazyModuleMixin, nn.Module):\n    def initialize_parameters(self, x):\n"
+        "        ones = torch.ones(x.shape)\n        self.weights = self.blur(ones)\n", [(6, 15)]),
+    "a loss of a moved tensor and a new one": (
+        "import torch\ndef train_step(model, criterion, images, device):\n    preds = model(images.to(device))\n"
+        "    target = torch.ones(preds.shape[0])\n    return criterion(preds, target)\n", [(4, 13)]),
+    "raised to a parameter's power in a method without tensor inputs": (
+        "import torch\nimport torch.nn as nn\nclass R(nn.Module):\n    def __init__(self, n):\n"
+        "        super().__init__()\n        self.decay = nn.Parameter(torch.ones(n), requires_grad=False)\n"
+        "    def mask(self, length):\n        steps = torch.arange(length)\n"
+        "        return self.decay[:, None] ** steps\n", [(8, 16)]),
+    # smee's index broadcast: the loop walks the caller's topologies; their indices live with them
+    "offset added to items of the caller's collection": (
+        "import torch\ndef broadcast(system):\n    out = []\n"
+        "    for topology, n in zip(system.topologies, system.counts):\n"
+        "        offset = torch.arange(n) * topology.size\n        idxs = topology.idxs\n"
+        "        out.append(offset[:, None, None] + idxs[None, :, :])\n    return out\n", [(5, 17)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND5_REPORTED.values(), ids=list(ROUND5_REPORTED))
+def test_round5_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+ROUND5_NOT_REPORTED = {
+    "scatter_ index made here": (
+        "import torch\ndef eye_like(n):\n    idx = torch.arange(n)\n    out = torch.zeros(n, n)\n"
+        "    return out.scatter_(1, idx[:, None], 1.0)\n"),
+    # Informer's batch step: a helper that moves the inputs it wants on the device itself
+    "a helper that moves some inputs keeps the others on the host": (
+        "import torch\ndef step(batch_x, batch_y, device):\n    batch_x = batch_x.float().to(device)\n"
+        "    batch_y = batch_y.float()\n    pad = torch.zeros(batch_y.shape[0], 2)\n"
+        "    return batch_x, torch.cat([batch_y, pad], 1).to(device)\n"),
+    "a loss of tensors nobody moved": (
+        "import torch\ndef evaluate(criterion, preds):\n    target = torch.ones(preds.shape[0])\n"
+        "    return criterion(preds, target)\n"),
+    "a cache built once in forward is TDV202's": (
+        forward("if self.mask is None:\n    self.mask = torch.ones(3)\nreturn x * self.mask")),
+    # vit-pytorch's sin-cos embedding: two new tensors that meet each other, sized by parameters
+    "factories sized by parameters meet each other": (
+        "import torch\ndef posemb(h, w):\n"
+        "    y, x = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')\n    return x + y\n"),
+    "kept on self, then replaced before use": forward("self.h = torch.zeros(3)\nself.h = x.new_zeros(3)\nreturn x + self.h"),
+    "an attribute that is a parameter on one path only": (
+        "import torch\nimport torch.nn as nn\nclass R(nn.Module):\n    def __init__(self, t, learn):\n"
+        "        super().__init__()\n        if learn:\n            self.w = nn.Parameter(t)\n        else:\n"
+        "            self.w = t\n    def scale(self, n):\n        return torch.arange(n) * self.w\n"),
+}
+
+
+@pytest.mark.parametrize("code", ROUND5_NOT_REPORTED.values(), ids=list(ROUND5_NOT_REPORTED))
+def test_round5_not_reported(code):
+    assert tdv201(code) == []

@@ -526,3 +526,23 @@ def test_class_facts_record_returns_and_what_init_calls():
     assert info.returns_tensor("_grid")  # through another method
     assert not info.returns_tensor("_maybe", any_device=True)  # one return is unknown
     assert not info.returns_tensor("forward")
+
+
+def test_made_a_parameter_on_one_path_only_is_left_behind_on_the_other():
+    """nnAudio's kernels: `if trainable: self.k = nn.Parameter(self.k)`; otherwise a plain
+    tensor. No fix: a buffer named `k` would refuse the Parameter on the trainable path."""
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = module("self.k = torch.ones(n)\nif values:\n    self.k = nn.Parameter(self.k)", "return x * self.k")
+    assert tdv202(code) == [(7, 8, "TDV202")]
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert not finding.fixable
+    assert tdv202(module("self.k = torch.ones(n)\nself.k = nn.Parameter(self.k)", "return x * self.k")) == []
+
+
+def test_private_torch_nn_bases_are_modules():
+    """piq's losses derive from `torch.nn.modules.loss._Loss`."""
+    code = ("import torch\nfrom torch.nn.modules.loss import _Loss\nclass L(_Loss):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.w = torch.tensor([1.0, 2.0])\n"
+            "    def forward(self, x, y):\n        return ((x - y) * self.w).mean()\n")
+    assert tdv202(code) == [(6, 8, "TDV202")]

@@ -428,3 +428,46 @@ def test_fix_assigns_the_move_back():
                                        "x = x.to(device, non_blocking=True)  # inputs").replace(
         "    t.cpu()", "    t = t.cpu()")
     assert fix_source(result.text, "t.py").text == result.text
+
+
+ROUND5_REPORTED = {
+    # conversational-uptake: each item of a dict made a tensor, then moved and dropped
+    "an item assigned a tensor by a variable key": (
+        "import torch\ndef predict(model, inputs, device):\n    for key in ['a', 'b']:\n"
+        "        inputs[key] = torch.tensor(inputs[key])\n        inputs[key].to(device)\n", [(5, 8)]),
+    # GPT2-chitchat: the loader's collate function pads the ids into one tensor
+    "batch of a loader whose collate_fn returns a tensor": (
+        "import torch\nfrom torch.utils.data import DataLoader\ndef collate(batch):\n    return torch.tensor(batch)\n"
+        "def train(model, data, device):\n    loader = DataLoader(data, collate_fn=collate)\n"
+        "    for i, ids in enumerate(loader):\n        ids.to(device)\n        model(ids)\n", [(8, 8)]),
+    "inline loader whose collate_fn returns a tensor": (
+        "import torch\nfrom torch.utils.data import DataLoader\ndef collate(batch):\n    return torch.tensor(batch)\n"
+        "def train(model, data, device):\n    for ids in DataLoader(data, collate_fn=collate):\n"
+        "        ids.to(device)\n", [(7, 8)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND5_REPORTED.values(), ids=list(ROUND5_REPORTED))
+def test_round5_reported(code, expected):
+    assert tdv203(code) == [(line, col, "TDV203") for line, col in expected]
+
+
+ROUND5_NOT_REPORTED = {
+    "the key is bound again before the move": (
+        "import torch\ndef predict(model, inputs, device):\n    key = 'a'\n    inputs[key] = torch.tensor(inputs[key])\n"
+        "    key = 'graph'\n    inputs[key].to(device)\n"),
+    # a collate function that builds a batch object (BatchEncoding, PyG's Batch moves in place)
+    "batch of a loader whose collate_fn returns a dict": (
+        "import torch\nfrom torch.utils.data import DataLoader\ndef collate(batch):\n"
+        "    return {'ids': torch.tensor(batch)}\n"
+        "def train(model, data, device):\n    loader = DataLoader(data, collate_fn=collate)\n"
+        "    for batch in loader:\n        batch.to(device)\n"),
+    "batch of a loader with the default collate": (
+        "from torch.utils.data import DataLoader\ndef train(model, data, device):\n"
+        "    for batch in DataLoader(data):\n        batch.to(device)\n"),
+}
+
+
+@pytest.mark.parametrize("code", ROUND5_NOT_REPORTED.values(), ids=list(ROUND5_NOT_REPORTED))
+def test_round5_not_reported(code):
+    assert tdv203(code) == []

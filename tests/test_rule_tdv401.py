@@ -533,3 +533,27 @@ def test_wrap_where_cuda_is_certainly_absent_is_a_no_op():
             "    if not torch.cuda.is_available():\n        net = DataParallel(net)\n        return net.cpu()\n"
             "    return net\n")
     assert tdv401(code) == []
+
+
+# neutorch's trainer: a property builds the model, wraps it, loads weights and returns it;
+# the class runs `self.model(x)` and nothing moves it
+PROPERTY = (
+    "from functools import cached_property\nimport torch\nclass Trainer:\n    @cached_property\n"
+    "    def model(self):\n        model = Net()\n        if torch.cuda.is_available():\n"
+    "            model = torch.nn.DataParallel(model)\n        model = load_chkpt(model, self.path)\n"
+    "        return model\n    def step(self, x):\n        save_chkpt(self.model, self.path)\n"
+    "        return self.model(x)\n")
+
+
+def test_property_wrapper_the_class_runs_unmoved():
+    assert tdv401(PROPERTY) == [(8, 20, "TDV401")]
+
+
+@pytest.mark.parametrize("change", [
+    ("        return self.model(x)\n", "        self.model.cuda()\n        return self.model(x)\n"),
+    ("        return self.model(x)\n", "        return prepare(self.model)(x)\n"),
+    ("load_chkpt(model, self.path)", "load_chkpt(model, self.path, self.device)"),
+    ("    @cached_property\n", ""),
+], ids=["moved by a method", "handed to a call that may move it", "loaded with a device", "not a property"])
+def test_property_wrapper_not_reported(change):
+    assert tdv401(PROPERTY.replace(*change)) == []

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequ
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import TO_PYTHON, VARIABLE, tensor_operands
+from .kinds import NN_NON_MODULES, TO_PYTHON, VARIABLE, tensor_operands
+from .project import torch_nn_class
 from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, method_call,
                      string_value)
 
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from .kinds import ValueKinds
     from .scopes import Scope
 
-# Classes from torch.nn that are not modules.
-NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 # Third-party base classes that are `nn.Module` subclasses, recognised by name.
 _MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
 # Constructors whose value `nn.Module.__setattr__` registers (a parameter or a buffer).
@@ -37,6 +36,15 @@ _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
 # Method names that say they run while the module is built: `reset_parameters`,
 # `_init_weights`, `_build_anchors`, `make_layers`, ...
 INIT_TIME_NAME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+
+
+def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:
+    """A method named like one that runs while its object is built (`_init_weights`,
+    `build_layers`). A lazy module's `initialize_parameters(self, x)` is not: PyTorch
+    calls it at the first forward, with the input, on the input's device."""
+    if name == "initialize_parameters" and info is not None and info.is_lazy:
+        return False
+    return INIT_TIME_NAME_RE.search(name) is not None
 # Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
 _SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
 # Methods that read attributes to save, load or show them, not to compute with the input.
@@ -75,7 +83,7 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
         qualified = resolve(base.value)
         if qualified:
             last = qualified.rsplit(".", 1)[-1]
-            if qualified.startswith("torch.nn.") and last not in NN_NON_MODULES and last[:1].isupper():
+            if torch_nn_class(qualified) not in (None, *NN_NON_MODULES):
                 return True
             if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
                 return True
@@ -154,6 +162,12 @@ class ClassInfo:
     def name(self) -> str:
         return self.node.name.value
 
+    @property
+    def is_lazy(self) -> bool:
+        """A lazy module (`class M(LazyModuleMixin, nn.Module)`): shaped at its first call."""
+        return any((last_identifier(info_base.value) or "") == "LazyModuleMixin"
+                   for info in self.lineage() for info_base in info.node.bases)
+
     def lineage(self) -> List["ClassInfo"]:
         """This class and its bases defined in the same file."""
         seen: List[ClassInfo] = []
@@ -168,7 +182,7 @@ class ClassInfo:
     def init_time_methods(self) -> Set[str]:
         """`__init__` and the methods it uses on `self`, transitively: they run before the
         module can be moved."""
-        return self._reachable(["__init__", *(name for name in self.methods if INIT_TIME_NAME_RE.search(name))])
+        return self._reachable(["__init__", *(name for name in self.methods if is_init_time_name(name, self))])
 
     def _reachable(self, roots: List[str]) -> Set[str]:
         """`roots` and the methods of the class they use on `self`, transitively."""
@@ -243,19 +257,32 @@ class ClassInfo:
         nn.Parameter(t) else: self.t = t`) is a plain attribute."""
         return any(name in info.buffers for info in self.lineage())
 
+    def moves_with_module(self, name: str) -> bool:
+        """`self.<name>` is a buffer, or an `nn.Parameter` wherever it is assigned:
+        `module.to(device)` takes it along (as far as the walk has seen)."""
+        if self.is_registered(name):
+            return True
+        lineage = self.lineage()
+        assigned = [a.value for info in lineage for a in info.assignments if a.name == name and not a.element]
+        return any(name in info.parameters for info in lineage) and all(
+            isinstance(value, cst.Call) and last_identifier(value.func) in REGISTERING_CONSTRUCTORS
+            for value in assigned)
+
     def is_registered_at(self, assignment: AttributeAssignment) -> bool:
         """`self.<name> = t` updates a buffer, or `t` becomes a parameter by a later
-        assignment (`self.t = nn.Parameter(self.t)`)."""
+        assignment (`self.t = nn.Parameter(self.t)`) on every path that made it."""
         if self.is_registered(assignment.name):
             return True
         index = next(i for i, a in enumerate(self.assignments) if a is assignment)
+        # (`if trainable: self.t = nn.Parameter(self.t)` leaves a plain tensor on the other path)
         return any(a.name == assignment.name and isinstance(a.value, cst.Call)
                    and last_identifier(a.value.func) in REGISTERING_CONSTRUCTORS
+                   and (not a.conditional or assignment.conditional)
                    for a in self.assignments[index + 1:])
 
     def is_init_time(self, method: str) -> bool:
         """Does `method` run while the module is built (as far as the walk has seen)?"""
-        return method == "__init__" or INIT_TIME_NAME_RE.search(method) is not None \
+        return method == "__init__" or is_init_time_name(method, self) \
             or method in self.init_time_methods()
 
     def moves_itself_when_built(self) -> bool:
@@ -494,7 +521,7 @@ class ClassFacts:
         fixed = kinds.is_fixed_tensor(value)
         info.assignments.append(AttributeAssignment(name, method[1], target, value,  # type: ignore[arg-type]
                                                     fixed, kinds.kind_of(value),
-                                                    built_once=self._under_once_test(name, method[2]),
+                                                    built_once=self.under_once_test(name, method[2]),
                                                     statement=statement,
                                                     made_tensor=fixed or kinds.is_fixed_tensor(value, True),
                                                     helper=self._self_method_call(value),
@@ -526,7 +553,7 @@ class ClassFacts:
         info.returns.setdefault(method[1], []).append(MethodReturn(
             node.value, fixed, fixed or kinds.is_fixed_tensor(node.value, True), self._self_method_call(node.value)))
 
-    def _under_once_test(self, name: str, self_name: str) -> bool:
+    def under_once_test(self, name: str, self_name: str = "self") -> bool:
         """Is the assignment a cache that a test reuses without looking at a device: under
         `if self.<name> is None:` / `if not hasattr(self, "<name>"):`, under a test keyed on
         what the last call saw (`if batch_size != self.batch_size_last:`, `if n > self.max_len:`),

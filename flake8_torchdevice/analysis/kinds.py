@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Pro
 import libcst as cst
 
 from .devices import is_device_name
-from .project import ARRAY, ARRAY_CALLS, returns_tensor
+from .project import ARRAY, ARRAY_CALLS, returns_tensor, torch_nn_class
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
                      positional_args, string_value)
 
@@ -198,6 +198,7 @@ class ScopeKinds:
     fixed: Set[str] = field(default_factory=set)  # names bound to a fixed-device tensor
     made: Set[str] = field(default_factory=set)  # names bound to a tensor made here, on any device
     loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
+    tensor_loaders: Set[str] = field(default_factory=set)  # ... whose `collate_fn` returns a tensor
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
     # names used in arithmetic (`v[1:] * not_dones`): numbers, arrays or tensors; of these, only
@@ -205,6 +206,7 @@ class ScopeKinds:
     arithmetic: Set[str] = field(default_factory=set)
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
+    keyed_by: Dict[str, Set[str]] = field(default_factory=dict)  # `key` -> the items `d[key]` in `names`
     # name -> the class it was built from: `stopper = EarlyStopping(...)` -> `EarlyStopping`
     instances: Dict[str, cst.BaseExpression] = field(default_factory=dict)
 
@@ -366,7 +368,7 @@ class ValueKinds:
                 return self.kind_of(call.args[0].value)  # `Variable(t)` is t
             if head == "torch.nn.functional":
                 return TENSOR
-            if qualified.startswith("torch.nn.") and last[:1].isupper():
+            if torch_nn_class(qualified) is not None:
                 return TENSOR if last in NN_NON_MODULES else MODULE
             if qualified.startswith("torchvision.models.") and last[:1].islower():
                 return MODULE
@@ -605,8 +607,11 @@ class ValueKinds:
             facts.names[target.value] = kind
             facts.batches.discard(target.value)
             facts.instances.pop(target.value, None)
-            for other in (facts.loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs, facts.arithmetic):
+            for other in (facts.loaders, facts.tensor_loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs,
+                          facts.arithmetic):
                 other.discard(target.value)
+            for key in facts.keyed_by.pop(target.value, ()):
+                facts.names.pop(key, None)  # `d[key]` is another item once `key` is bound again
             if target.value in facts.itemized:  # a rebound name forgets its items' kinds
                 facts.itemized.discard(target.value)
                 prefix = target.value + "["
@@ -638,6 +643,9 @@ class ValueKinds:
             if key is not None:
                 facts.names[key] = kind
                 facts.itemized.add(re.split(r"[.\[]", key)[0])
+                index = target.slice[0].slice
+                if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
+                    facts.keyed_by.setdefault(index.value.value, set()).add(key)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind(element.value, kind)
@@ -661,6 +669,8 @@ class ValueKinds:
         if name is not None and (last_identifier(value.func) == "DataLoader" or (
                 _is_builtin_call(value, "iter") and self._is_loader(value.args[0].value))):
             facts.loaders.add(name)  # `it = iter(loader)` yields the loader's batches too
+            if self._collates_tensors(value):
+                facts.tensor_loaders.add(name)
         if name is not None and self._is_next_batch(value):
             facts.batches.add(name)
         if name is not None and string_value(getattr(keyword(value, "return_tensors"), "value", None)) == "pt":
@@ -723,6 +733,11 @@ class ValueKinds:
             return
         if isinstance(target, cst.Name) and self._holds_tensors(iterable):
             self.bind(target, TENSOR)  # `for t in (a, b):` of tensors, `for x in xs:` of `xs: List[Tensor]`
+        elif isinstance(target, cst.Name) and (
+                (isinstance(iterable, cst.Name) and self._in_set(iterable.value, "tensor_loaders"))
+                or (isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "DataLoader"
+                    and self._collates_tensors(iterable))):
+            self.bind(target, TENSOR)  # a loader whose `collate_fn` returns a tensor
         elif batch and isinstance(target, (cst.Tuple, cst.List)):
             self.bind(target, TENSOR)
         else:
@@ -751,6 +766,13 @@ class ValueKinds:
         return isinstance(node, (cst.Name, cst.Attribute)) and (
             _LOADER_RE.search(last_identifier(node) or "") is not None
             or (isinstance(node, cst.Name) and self._in_set(node.value, "loaders")))
+
+    def _collates_tensors(self, loader: cst.Call) -> bool:
+        """`DataLoader(ds, collate_fn=collate)` with a `collate` of the project that returns a
+        tensor: each batch is one tensor (GPT2-chitchat's padded token ids)."""
+        collate = keyword(loader, "collate_fn")
+        return collate is not None and isinstance(collate.value, (cst.Name, cst.Attribute)) \
+            and self.ctx.project_says(collate.value, "returns") == TENSOR
 
     def _is_next_batch(self, value: cst.CSTNode) -> bool:
         """`next(iter(loader))`, `next(loader_iter)`: one batch of a data loader."""
@@ -816,7 +838,7 @@ class ValueKinds:
 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:
-    """`d["k"]` or `self.d[0]`: a constant item of a name, as text; None for anything else."""
+    """`d["k"]`, `self.d[0]` or `d[key]`: an item of a name, as text; None for anything else."""
     name = dotted_name(node.value)
     if name is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return None
@@ -825,6 +847,8 @@ def subscript_key(node: cst.Subscript) -> Optional[str]:
         return f"{name}[{string_value(index)!r}]"
     if isinstance(index, cst.Integer):
         return f"{name}[{index.value}]"
+    if isinstance(index, cst.Name):
+        return f"{name}[{index.value}]"  # `d[key]`: as long as `key` is not bound again (`ValueKinds.bind`)
     return None
 
 

@@ -41,14 +41,15 @@ from typing import Any, Dict, Iterator, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
+from .classes import is_init_time_name
 from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
 from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, VARIABLE, KindsContext, ValueKinds,
                     annotates_python_data, annotation_kind, is_dtype)
-from .syntax import (children, dotted_name, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
-                     method_call, parameter_names, root_name)
+from .syntax import (children, dotted_name, exclusive_arms, is_cuda_literal, is_static_or_class_method, keyword,
+                     last_identifier, method_call, parameter_names, root_name)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -82,7 +83,6 @@ def is_data_pipeline_path(filename: Optional[str]) -> bool:
     return _DATA_PIPELINE_FILE_RE.search(stem) is not None
 
 
-_INIT_TIME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
 _HOST = frozenset({"cpu", "numpy", "tolist"})
@@ -101,6 +101,9 @@ class FunctionOrigins:
     # be a tensor (annotated, or used with a tensor-only method) is a bug
     helper: bool = False
     method_name: Optional[str] = None  # the module's method this code runs in
+    # a method of an `nn.Module` run after it is built, inputs or not: its parameters and
+    # buffers (`self.decay`) sit wherever the module was moved
+    module_runtime: bool = False
     returns_to_caller: bool = False  # forward / loss: the return value leaves the module
     params: List[str] = field(default_factory=list)
     inputs: Set[str] = field(default_factory=set)  # parameters that may hold the caller's tensors
@@ -113,13 +116,19 @@ class FunctionOrigins:
     device_param: Optional[str] = None
     # name -> (factory call, the Assign that bound it): a CPU tensor whose fate is open
     new_tensors: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
+    new_tensor_arms: Dict[str, Tuple[Tuple[int, bool], ...]] = field(default_factory=dict)  # where bound
     copies_input_to_host: bool = False
+    # a helper that moves some of its parameters itself (`x = x.float().to(self.device)`):
+    # its inputs arrive on the CPU, and those it does not move stay there
+    moves_inputs: bool = False
 
 
 class OriginsContext(KindsContext, Protocol):
     """What `TensorOrigins` reads from the walk (the `Analyzer`)."""
 
     kinds: ValueKinds
+
+    def arms(self) -> Tuple[Tuple[int, bool], ...]: ...
 
     @property
     def scope(self) -> "Scope": ...
@@ -149,6 +158,19 @@ class TensorOrigins:
     def follow(self, name: str, factory: cst.Call, statement: cst.CSTNode) -> None:
         """`name`, bound by `statement`, holds the CPU tensor `factory` made."""
         self.current.new_tensors[name] = (factory, statement)
+        self.current.new_tensor_arms[name] = self.ctx.arms()
+
+    def _forget(self, name: str, statement: cst.CSTNode) -> None:
+        """`name` is bound again by `statement`: it no longer holds the CPU tensor, unless
+        the two bindings are on arms of one `if` that exclude each other (`t = torch.eye(n)`
+        in the body, `t = torch.ones_like(x)` in the `else`: after the `if`, either)."""
+        frame = self.current
+        entry = frame.new_tensors.get(name)
+        if entry is None or entry[1] is statement:
+            return
+        if exclusive_arms(frame.new_tensor_arms.get(name, ()), self.ctx.arms()):
+            return
+        del frame.new_tensors[name]
 
     # ------------------------------------------------------------ the walk
 
@@ -162,7 +184,7 @@ class TensorOrigins:
         device_names = [p for p in params if is_device_name(p)]
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
         sensitive, method_name = False, None
-        if not inputs or _INIT_TIME_RE.search(name) or _BUILDER_RE.search(name):
+        if not inputs or is_init_time_name(name, info) or _BUILDER_RE.search(name):
             pass
         elif info is not None and name != "__init__" and not is_static_or_class_method(node):
             if info.is_module:
@@ -181,6 +203,8 @@ class TensorOrigins:
             device_names = outer.device_names + device_names
         frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
                                 inputs=inputs, device_names=device_names)
+        frame.module_runtime = info is not None and info.is_module and not info.is_init_time(name) \
+            and not is_static_or_class_method(node)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
         frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__"))
         # (a function without inputs, like the fast path's stubs, is no helper: not asked further)
@@ -200,7 +224,7 @@ class TensorOrigins:
         # (a method named like a builder runs while its object is built; a plain function so
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
-        builder = bool(_INIT_TIME_RE.search(name) or _BUILDER_RE.search(name)) and (
+        builder = bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
             info is not None or not any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
@@ -231,6 +255,17 @@ class TensorOrigins:
             else:
                 self._bind(target.target, node.value, node)
 
+    def visit_For(self, node: cst.For) -> None:
+        # `for topology, n in zip(system.topologies, system.n_copies):` what the loop walks
+        # over is computed from the inputs, and so is each item
+        frame = self.current
+        if not (frame.sensitive or frame.helper):
+            return
+        derived = self._reads_inputs(list(names_read(node.iter)))
+        for target in _target_names(node.target):
+            (frame.derived.add if derived else frame.derived.discard)(target)
+            self._forget(target, node)
+
     def leave_Expr(self, node: cst.Expr) -> None:
         frame = self.current
         # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
@@ -243,6 +278,8 @@ class TensorOrigins:
             frame.copies_input_to_host = True
 
     def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self._forget(f"self.{target.attr.value}", statement)  # `self.h = new_h`
         if not isinstance(target, cst.Name):
             return
         frame, name = self.current, target.value
@@ -251,9 +288,7 @@ class TensorOrigins:
             self._cuda_types.add(name)
         else:
             self._cuda_types.discard(name)
-        entry = frame.new_tensors.get(name)
-        if entry is not None and entry[1] is not statement:
-            del frame.new_tensors[name]  # rebound to something else: forget the old tensor
+        self._forget(name, statement)
         derived = False
         if frame.sensitive or frame.helper:  # where inputs are tensors: what is made here, what follows them
             read = list(names_read(value))
@@ -266,6 +301,8 @@ class TensorOrigins:
                 # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
                 # computed from the inputs is no longer the caller's tensor
                 frame.inputs = frame.inputs - {name}
+        if name in frame.params and is_device_move(value) and name in names_read(value):
+            frame.moves_inputs = True
         if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
             frame.on_device.add(name)
         else:
@@ -310,6 +347,15 @@ class TensorOrigins:
         qualified = self.ctx.resolve(node) or ""
         return qualified.startswith("torch.cuda.") and qualified.endswith("Tensor")
 
+    def _moves_with_module(self, node: cst.CSTNode) -> bool:
+        """`self.decay` of a parameter or buffer, read in a method that runs after the
+        module is built: it sits wherever the module was moved."""
+        if not (self.current.module_runtime and isinstance(node, cst.Attribute)
+                and isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return False
+        info = self.ctx.current_class
+        return info is not None and info.is_module and info.moves_with_module(node.attr.value)
+
     def is_on_device(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
         `torch.zeros(n, device=device)`, `x.type(Tensor)` and `Tensor(...)` of a CUDA type
@@ -323,7 +369,7 @@ class TensorOrigins:
             if self.ctx.resolve(node.func) in VARIABLE:
                 return self.is_on_device(node.args[0].value)  # `Variable(t)` is t
         if isinstance(node, (cst.Name, cst.Attribute)):
-            return dotted_name(node) in self.current.on_device
+            return dotted_name(node) in self.current.on_device or self._moves_with_module(node)
         if is_device_move(node):
             receiver = method_call(node, "to", "cuda")
             assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
@@ -363,21 +409,31 @@ class TensorOrigins:
             return any(self.is_on_device(value) for value in values)
         return False
 
-    def is_input_tensor(self, node: cst.CSTNode) -> bool:
+    def is_input_tensor(self, node: cst.CSTNode, proven: bool = False) -> bool:
         """Known to be a tensor where the model's tensors are: on a run-time device, in
         device-sensitive code also an input (`x` of `forward(self, x)`), and in a helper an
-        input known to be a tensor (`x: Tensor`, `x.size(0)`)."""
+        input known to be a tensor (`x: Tensor`, `x.size(0)`). `proven`: where `node` is
+        used says it is a tensor (the index of `t.scatter_(1, labels.view(-1, 1), 1)`)."""
         if self.is_on_device(node):
             return True
         if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.Call)):
             # `spot[..., 1:]`, `unit.diff(dim=-1).abs()`, `spot * unit`: computed from an input
             # known to be a tensor, where it is
             root = tensor_expression_root(node, self.ctx.resolve)
-            return root is not None and self.is_input_tensor(root) and self.ctx.kinds.is_tensor(root)
+            if root is None:
+                return False
+            # (`x.unsqueeze(1)`, `x[None, :, :]`: the expression shows that x is a tensor)
+            shown = proven or self.ctx.kinds.is_tensor(root) or self.ctx.kinds.is_tensor(node)
+            return shown and self.is_input_tensor(root, proven=True)
         frame = self.current
-        if not isinstance(node, cst.Name) or node.value not in frame.inputs or node.value in frame.new_tensors:
+        if not isinstance(node, cst.Name) or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
-        return frame.sensitive or (frame.helper and self.ctx.kinds.is_tensor(node))
+        # a local computed from the inputs, known to be a tensor, is where they are
+        if node.value not in frame.inputs and not (
+                node.value in frame.derived and (proven or self.ctx.kinds.is_tensor(node))):
+            return False
+        return frame.sensitive or (frame.helper and not frame.moves_inputs
+                                   and (proven or self.ctx.kinds.is_tensor(node)))
 
     def involves_input(self, node: cst.CSTNode) -> bool:
         """`is_input_tensor`, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""
@@ -409,6 +465,8 @@ def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
             node = node.value
         elif isinstance(node, cst.Call) and node.args and not node.args[0].keyword \
                 and (resolve(node.func) or "").startswith("torch.") and is_tensor_op(resolve(node.func)):
+            if resolve(node.func) in _FACTORY_NAMES:
+                return None  # `torch.arange(w)`: made from a size, not computed from w
             node = node.args[0].value  # `torch.unsqueeze(x, -1)`: where x is
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and node.func.attr.value not in TO_PYTHON and node.func.attr.value not in NOT_TENSOR_METHODS \
@@ -422,6 +480,15 @@ def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
 
 class _SizeOrHost(str):
     """A marker `names_read` yields for `.cpu()`, `.numpy()`, `.shape`, `len(...)`."""
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    """The names a `for` target binds (`i, (x, y)`)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
 
 
 def names_read(node: cst.CSTNode) -> Iterator[str]:

@@ -48,13 +48,22 @@ def returns_tensor(name: str) -> bool:
     return name[:1].islower() and not name.startswith(NOT_TENSOR_PREFIXES) and name not in NOT_TENSOR_RESULTS
 
 
+def torch_nn_class(qualified: str) -> Optional[str]:
+    """The class name of "torch.nn.Linear" or "torch.nn.modules.loss._Loss" (a class of
+    torch.nn, private ones too); None for anything else (`torch.nn.functional.relu`)."""
+    if not qualified.startswith("torch.nn."):
+        return None
+    last = qualified.rsplit(".", 1)[-1]
+    return last if last.lstrip("_")[:1].isupper() else None
+
+
 # numpy.<name>(...) that make an array of data (`torch.tensor(make_grid())` is then no 0-dim tensor).
 ARRAY_CALLS = frozenset({
     "array", "asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "stack", "concatenate",
     "vstack", "hstack", "meshgrid", "inv", "pinv", "transpose", "reshape", "tile", "repeat", "load",
 })
-_NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer", "init", "functional",
-                             "utils", "parallel"})
+# torch.nn classes that a project's class or function result is not taken for a model by
+_NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buffer"})
 _MOVE_METHODS = frozenset({"to", "cuda"})
 _MAX_DEPTH = 8  # re-exports and base classes followed through at most this many files
 _MAX_PARENTS = 6  # parent folders searched for the top package of an absolute import
@@ -285,6 +294,35 @@ def runs_unmoved(tree: ast.Module) -> Set[str]:
             elif not isinstance(parent, ast.Attribute) or parent.attr in _MOVE_METHODS:
                 built.pop(name.id)  # moved, or handed to something that may move it
     return found
+
+
+# Calls that take a model to read, save or load it, not to move it: `save_chkpt(self.model, ...)`.
+READS_MODEL_RE = re.compile(r"save|chkpt|checkpoint|log|print|summary|count|param|state_dict|export|write|plot",
+                             re.I)
+
+
+def attributes_run_unmoved(tree: ast.Module) -> Set[str]:
+    """"self.model" for each `self.<name>` that the file runs (`self.model(x)`) and never
+    moves, assigns or hands to a call that might move it (`self.model.to(d)`,
+    `self.model = ...`, `prepare(self.model)`): a model that a property builds stays where
+    it was built."""
+    run: Set[str] = set()
+    escaped: Set[str] = set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name)
+                    and child.value.id == "self"):
+                continue
+            name = child.attr
+            if isinstance(child.ctx, ast.Store) or isinstance(node, (ast.Return, ast.Yield, ast.keyword)):
+                escaped.add(name)
+            elif isinstance(node, ast.Call) and node.func is child:
+                run.add(name)
+            elif isinstance(node, ast.Call) and not READS_MODEL_RE.search(_dotted(node.func) or ""):
+                escaped.add(name)  # handed to a call that may move it
+            elif isinstance(node, ast.Attribute) and node.attr in _MOVE_METHODS | {"to_empty", "cpu"}:
+                escaped.add(name)
+    return {f"self.{name}" for name in run - escaped}
 
 
 def summarise(source: str, path: str) -> FileSummary:
@@ -592,7 +630,8 @@ class ProjectIndex:
     def runs_unmoved_here(self, class_name: str) -> bool:
         """Does this file build `class_name` and run the instance before moving it
         (`model = Net()` ... `model(x)`, no `model.to(...)`/`.cuda()` in between, in the
-        same function or at module level)? Read from the whole file, once, when asked."""
+        same function or at module level)? For "self.<name>": does it run `self.<name>`
+        and never move it (`attributes_run_unmoved`)? Read from the whole file, once."""
         if self._runs_unmoved is None:
             tree = self._whole_tree
             if tree is None and self._source is not None:
@@ -606,7 +645,7 @@ class ProjectIndex:
                         tree = ast.parse(handle.read().decode("utf-8", "replace"))
                 except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
-            self._runs_unmoved = runs_unmoved(tree) if tree is not None else set()
+            self._runs_unmoved = runs_unmoved(tree) | attributes_run_unmoved(tree) if tree is not None else set()
             self._whole_tree = None
         return class_name in self._runs_unmoved
 
@@ -696,8 +735,7 @@ class ProjectIndex:
         summary = found.summary
         for base in summary.classes[found.name]:
             full = summary.qualify(base)
-            last = full.rsplit(".", 1)[-1]
-            if full.startswith("torch.nn.") and last not in _NN_NON_MODULES and last[:1].isupper():
+            if torch_nn_class(full) not in (None, *_NN_NON_MODULES):
                 return True
             if full.startswith(("pytorch_lightning.", "lightning.")) and full.endswith("Module"):
                 return True
@@ -735,7 +773,7 @@ class ProjectIndex:
             if module in ("numpy", "numpy.linalg") and last in ARRAY_CALLS:
                 kinds.add(ARRAY)
                 continue
-            if full.startswith("torch.nn.") and last[:1].isupper() and last not in _NN_NON_MODULES:
+            if torch_nn_class(full) not in (None, *_NN_NON_MODULES):
                 kinds.add(MODULE)
                 continue
             definition = self._local(summary, callee, depth)
@@ -767,5 +805,5 @@ def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Op
     return ProjectIndex(path if on_disk else None, tree, source)
 
 
-__all__ = ["ARRAY", "ARRAY_CALLS", "MODULE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
-           "summarise", "summarise_tree"]
+__all__ = ["ARRAY", "ARRAY_CALLS", "MODULE", "READS_MODEL_RE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
+           "summarise", "summarise_tree", "torch_nn_class"]

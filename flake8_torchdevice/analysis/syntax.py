@@ -277,3 +277,10 @@ def parameter_names(function: cst.FunctionDef) -> List[str]:
 
 def is_static_or_class_method(function: cst.FunctionDef) -> bool:
     return any(last_identifier(d.decorator) in ("staticmethod", "classmethod") for d in function.decorators)
+
+
+def exclusive_arms(one: Tuple[Tuple[int, bool], ...], other: Tuple[Tuple[int, bool], ...]) -> bool:
+    """Are two places (`Analyzer.arms()`) in arms of one `if` that exclude each other
+    (its body and its `else`)?"""
+    arms = dict(one)
+    return any(arms.get(node, in_body) != in_body for node, in_body in other)

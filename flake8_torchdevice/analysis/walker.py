@@ -260,6 +260,11 @@ class Analyzer(cst.CSTVisitor):
     def current_function(self) -> Optional[cst.FunctionDef]:
         return self.functions[-1] if self.functions else None
 
+    def arms(self) -> Tuple[Tuple[int, bool], ...]:
+        """Where the node being visited is: the `if` arms around it, as (id of the `If`,
+        in its body); `syntax.exclusive_arms` compares two such places."""
+        return tuple((id(node), in_body) for node, _, in_body in self.enclosing_tests())
+
     def enclosing_tests(self) -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]:
         """The `if` statements and expressions around the node being visited, innermost
         first, up to the enclosing function: (the `If`/`IfExp`, its test, True in its body

@@ -21,7 +21,8 @@ from ..analysis import (
     positional_args,
     root_name,
 )
-from ..analysis.classes import AttributeAssignment, ClassInfo, follows_own_device
+from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
+from ..analysis.kinds import tensor_operands
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.syntax import ast_definitions, ast_statements, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
@@ -39,6 +40,9 @@ _CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as"}
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
 _NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim", re.I)
+
+# Callables that compare their tensor arguments elementwise: `criterion(out, target)`.
+_LOSS_CALLEE_RE = re.compile(r"loss|criterion", re.I)
 
 # Where a factory's value is used, seen from the factory outwards.
 MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
@@ -294,6 +298,13 @@ class FactoryWithoutDevice(Rule):
             return  # `t = torch.tensor([t])`: the name read in the statement binding it is the old t
         self._follow(node, pending[0])
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        key = _self_attribute_key(node)
+        pending = self._frame.new_tensors.get(key) if key is not None else None
+        if pending is None or not self._is_load(node) or any(outer is pending[1] for outer in self.ctx.stack):
+            return
+        self._follow(node, pending[0])  # `self.h = torch.zeros(b, n)` in forward, then `self.lstm(x, self.h)`
+
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
         # an accumulator: `correct = torch.zeros(1)`, then `correct += (pred == y).sum()`
         target = node.target
@@ -308,8 +319,9 @@ class FactoryWithoutDevice(Rule):
         self._partner = None
         fate, assigned = self._fate(expr)
         frame = self._frame
-        if fate in (BAD, MOVED) and isinstance(expr, cst.Name):
-            frame.new_tensors.pop(expr.value, None)
+        key = expr.value if isinstance(expr, cst.Name) else _self_attribute_key(expr)
+        if fate in (BAD, MOVED) and key is not None:
+            frame.new_tensors.pop(key, None)
         if fate == BAD:
             self._report(factory, self._partner)
         elif assigned is not None:
@@ -343,6 +355,9 @@ class FactoryWithoutDevice(Rule):
                 if isinstance(call, cst.Call) and call.func is parent:
                     met = [a.value for a in call.args if name not in _CROSS_DEVICE_METHODS
                            and not name.endswith("_as") and self._is_known_tensor(a.value)]
+                    index = _index_argument(call, name)
+                    if index is not None and self.ctx.origins.is_input_tensor(index, proven=True):
+                        met.insert(0, index)  # one_hot.scatter_(1, labels.view(-1, 1), 1): the caller's labels
                     if met:
                         self._partner = met[0]
                         return BAD, None  # cpu_t.remainder(x), cpu_t.add_(x): the method mixes devices
@@ -421,8 +436,13 @@ class FactoryWithoutDevice(Rule):
                     # `w, h = torch.meshgrid(torch.arange(n), torch.arange(m))`: each part is this tensor
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
                     return NEUTRAL, (names, parent)
+                key = _self_attribute_key(target)
+                if key is not None and sensitive and not self.ctx.class_facts.under_once_test(target.attr.value):
+                    # `self.h = torch.zeros(...)` in forward: followed as a local (a cache built
+                    # once, `if self.mask is None:`, is TDV202's)
+                    return NEUTRAL, ([key], parent)
                 if not isinstance(target, cst.Name):
-                    return NEUTRAL, None  # self.x = ...: an attribute, not a local; subscripts: unsure
+                    return NEUTRAL, None  # other attributes and subscripts: unsure
                 return NEUTRAL, ([target.value], parent)
             if isinstance(parent, cst.AugAssign):
                 return (BAD if sensitive and child is parent.value else NEUTRAL), None
@@ -477,7 +497,14 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL
         if self.ctx.origins.is_on_device(call.func):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
-        tensor_op = is_tensor_op(self.ctx.resolve(call.func))
+        if _LOSS_CALLEE_RE.search(callee) or self.ctx.kinds.is_module(call.func):
+            # `self.bce_loss(preds, torch.ones(n))` with `preds` on the device: compared elementwise
+            met = [a.value for a in call.args if a is not arg and self.ctx.origins.is_on_device(a.value)]
+            if met:
+                self._partner = met[0]
+                return BAD
+        qualified = self.ctx.resolve(call.func)
+        tensor_op = is_tensor_op(qualified)
         if tensor_op or self._frame.sensitive:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
             others = [a.value for a in call.args if a is not arg]
@@ -485,10 +512,13 @@ class FactoryWithoutDevice(Rule):
                 others.append(arg.value)  # torch.cat([t, x]): its neighbours in the list
             if isinstance(call.func, cst.Attribute):
                 others.append(call.func.value)
+            # what torch takes only as a tensor (`torch.cat`'s items) is one
+            operands = {id(operand) for operand in tensor_operands(qualified, call)} if qualified else set()
             for other in others:
                 elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
                 values = [e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e for e in elements]
-                met = [value for value in values if self.ctx.origins.is_input_tensor(value)]
+                met = [value for value in values
+                       if self.ctx.origins.is_input_tensor(value, proven=id(value) in operands)]
                 if met:
                     self._partner = met[0]
                     return BAD
@@ -514,7 +544,7 @@ class FactoryWithoutDevice(Rule):
         that may hold one (`.view(h, 1)` of a size `h`)."""
         return self.ctx.origins.is_on_device(node) or (self.ctx.origins.is_input_tensor(node) and self.ctx.kinds.is_tensor(node))
 
-    def _is_load(self, node: cst.Name) -> bool:
+    def _is_load(self, node: cst.CSTNode) -> bool:
         parent = self.ctx.parent()
         if isinstance(parent, (cst.Attribute, cst.Arg, cst.AugAssign, cst.AnnAssign)):
             return parent.value is node
@@ -595,6 +625,35 @@ class FactoryWithoutDevice(Rule):
 
 # Calls with an argument that seeds the gradient of their first (the outputs): its position, its keyword.
 _GRADIENT_SEEDS = {"torch.autograd.grad": (2, "grad_outputs"), "torch.autograd.backward": (1, "grad_tensors")}
+
+
+# Tensor methods whose index or mask argument (at this position) must be a tensor on the
+# receiver's device: `t.scatter_(dim, index, src)`, `t.masked_fill(mask, value)`.
+_INDEX_ARGUMENT = {**{name: (1, "index") for name in (
+    "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "gather",
+    "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_")},
+    **{name: (0, "mask") for name in ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
+                                      "masked_select")}}
+
+
+def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
+    """The index (or mask) tensor handed to the tensor method `method` called by `call`."""
+    where = _INDEX_ARGUMENT.get(method)
+    if where is None:
+        return None
+    position, name = where
+    given = keyword(call, name)
+    if given is not None:
+        return given.value
+    args = positional_args(call)
+    return args[position].value if len(args) > position and not args[position].star else None
+
+
+def _self_attribute_key(node: cst.CSTNode) -> Optional[str]:
+    """"self.h" for `self.h`: how a method's own attribute is followed like a local."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
 
 
 def _is_grad_outputs(qualified: Optional[str], call: cst.Call, arg: cst.Arg) -> bool:
@@ -981,6 +1040,9 @@ class UnregisteredTensorAttribute(Rule):
             return None
         if next(a for a in info.assignments if a.name == assignment.name) is not assignment:
             return None
+        if any(a.name == assignment.name and isinstance(a.value, cst.Call)
+               and last_identifier(a.value.func) in REGISTERING_CONSTRUCTORS for a in info.assignments):
+            return None  # `if trainable: self.t = nn.Parameter(self.t)`: a buffer of that name would refuse it
         register = cst.Call(
             func=cst.Attribute(value=assignment.target.value, attr=cst.Name("register_buffer")),
             args=[cst.Arg(cst.SimpleString(f'"{assignment.name}"')), cst.Arg(assignment.value),

@@ -11,9 +11,9 @@ import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu, parameter_names, positional_args, string_value)
-from ..analysis.syntax import walk_ast
+from ..analysis.syntax import exclusive_arms, walk_ast
 from ..analysis.kinds import MODULE
-from ..analysis.project import DEVICE_WORD_RE
+from ..analysis.project import DEVICE_WORD_RE, READS_MODEL_RE
 from .base import Fix, Rule, names_read, trigger_union
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -321,11 +321,11 @@ class WrapBeforeMove(Rule):
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             wrapper = dotted_name(statement.targets[0].target)
         scope = self.ctx.function_scope()
-        arms = _arms(self.ctx)
+        arms = self.ctx.arms()
         # moved to a device before, on a path that does not reach the wrap
         # (the other arm of an `if` around the wrap, or an arm of an earlier `if` that returns)
         elsewhere = not moved and any(
-            target == key and (_exclusive(arms, where) or bool(returning - {node_id for node_id, _ in arms}))
+            target == key and (exclusive_arms(arms, where) or bool(returning - {node_id for node_id, _ in arms}))
             for target, where, returning in scope.notes.get("device moves", ()))
         # `return nn.DataParallel(model)` of a module handed in: the caller may move it, unless
         # this scope moves it on its other paths (judged at the end of the scope)
@@ -351,7 +351,7 @@ class WrapBeforeMove(Rule):
         if not waiting or name is None:
             return
         parent = self.ctx.parent()
-        handed_out = _hands_out(parent)
+        handed_out = _hands_out(parent) and not self._read_by_call(parent)
         runs = _runs_or_keeps(node, parent, self.ctx)
         if not handed_out and not runs:
             return
@@ -364,7 +364,7 @@ class WrapBeforeMove(Rule):
             elif isinstance(parent, cst.Return) and name == wait.wrapper and wait.built_here:
                 wait.returned = True  # judged by the callers that run it
             elif handed_out and name == wait.wrapper and not wait.on_cpu and not wait.kept:
-                if _returned(parent, self.ctx) and (wait.elsewhere or _arms(self.ctx) == wait.arms):
+                if _returned(parent, self.ctx) and (wait.elsewhere or self.ctx.arms() == wait.arms):
                     wait.gone = True  # later moves are on other paths: kept to judge by them
                 elif wait.elsewhere:
                     wait.kept = True  # the scope places the module itself: whoever gets it does not
@@ -377,6 +377,14 @@ class WrapBeforeMove(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         self._bound([target.target for target in node.targets], node.value)
+
+    def _read_by_call(self, parent: Optional[cst.CSTNode]) -> bool:
+        """Is the use an argument of a call that saves, loads or logs the module, told no
+        device (`model = load_chkpt(model, path)`): it stays where it is?"""
+        call = self.ctx.parent(2)
+        return isinstance(parent, cst.Arg) and isinstance(call, cst.Call) \
+            and READS_MODEL_RE.search(last_identifier(call.func) or "") is not None \
+            and not any(DEVICE_WORD_RE.search(cst.Module([]).code_for_node(arg.value)) for arg in call.args)
 
     def _to_a_chosen_cpu(self, move: cst.Call) -> bool:
         """`.to(self.device)` where this scope set `self.device = "cpu"` on a path a user's
@@ -395,8 +403,8 @@ class WrapBeforeMove(Rule):
         for key in filter(None, map(dotted_name, targets)):
             if cpu:
                 # `if force_cpu: self.device = "cpu"`: a CPU device chosen where GPUs may be present
-                chosen_cpu[key] = _arms(self.ctx)
-            elif key in chosen_cpu and not _exclusive(chosen_cpu[key], _arms(self.ctx)):
+                chosen_cpu[key] = self.ctx.arms()
+            elif key in chosen_cpu and not exclusive_arms(chosen_cpu[key], self.ctx.arms()):
                 del chosen_cpu[key]  # set again on the same path
         constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
         from_call = scope.note("returned by a call", set)
@@ -452,7 +460,7 @@ class WrapBeforeMove(Rule):
             return
         scope = self.ctx.function_scope()
         to_cpu = moves_to_cpu(call)
-        arms = _arms(self.ctx)
+        arms = self.ctx.arms()
         on_cpu = scope.note("on the cpu", set)  # last moved to the CPU, in statement order
         if to_cpu:
             on_cpu.add(target)
@@ -464,7 +472,7 @@ class WrapBeforeMove(Rule):
             return
         for wait in [w for w in waiting if target in (w.module, w.wrapper)
                      or (not w.report_on_move and _inside(w.module, target))]:
-            if wait.gone or _exclusive(wait.arms, arms):
+            if wait.gone or exclusive_arms(wait.arms, arms):
                 # a path that does not go through the wrap: this scope places the module itself
                 wait.elsewhere = wait.elsewhere or (not to_cpu and target in (wait.module, wait.wrapper))
                 continue
@@ -499,7 +507,8 @@ class WrapBeforeMove(Rule):
             if wait.returned:
                 # `return nn.DataParallel(Net())`: wrong only if a caller runs it unmoved, or if
                 # the caller told the function the device and it never moves the module
-                if not (self._told_device_never_moved(scope, wait) or self._returned_and_run_unmoved(scope)):
+                if not (self._told_device_never_moved(scope, wait) or self._returned_and_run_unmoved(scope)
+                        or self._property_run_unmoved(scope)):
                     continue
                 self.report(wait.node, wait.message)
                 continue
@@ -537,6 +546,17 @@ class WrapBeforeMove(Rule):
                 or len(self.ctx.functions) != 1:
             return False
         return self._built_and_run_unmoved(node.name.value)
+
+    def _property_run_unmoved(self, scope: Scope) -> bool:
+        """Is `scope` a property of a class (`@cached_property def model(self)`) whose
+        value the file runs as `self.model(x)` and never moves (neutorch's trainer)?"""
+        node, info, project = scope.node, self.ctx.current_class, self.ctx.project
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or info is None or project is None \
+                or len(self.ctx.functions) != 1:
+            return False
+        if not any(last_identifier(d.decorator) in ("property", "cached_property") for d in node.decorators):
+            return False
+        return project.runs_unmoved_here(f"self.{node.name.value}")
 
     def _built_and_run_unmoved(self, class_name: str) -> bool:
         """Does this file, or another file of the project that imports the class, build
@@ -586,17 +606,6 @@ class _Wait:
     placed: bool = False
     gone: bool = False
     kept: bool = False  # handed out when `elsewhere` was known: still judged at the end of the scope
-
-
-def _arms(ctx) -> Tuple[Tuple[int, bool], ...]:
-    """Where the node being visited is: the `if` arms around it, as (id of the `If`, in its body)."""
-    return tuple((id(node), in_body) for node, _, in_body in ctx.enclosing_tests())
-
-
-def _exclusive(one: Tuple[Tuple[int, bool], ...], other: Tuple[Tuple[int, bool], ...]) -> bool:
-    """Are two places in arms of one `if` that exclude each other (its body and its `else`)?"""
-    arms = dict(one)
-    return any(arms.get(node, in_body) != in_body for node, in_body in other)
 
 
 def _returning_arms(ctx) -> Set[int]:
