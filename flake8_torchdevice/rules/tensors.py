@@ -80,7 +80,9 @@ class FactoryWithoutDevice(Rule):
       comparison, `torch.cat`/`stack`/`where`/`maximum`, an argument of one of its
       methods: `x.index_select(0, torch.arange(n))`, or the other way round:
       `torch.arange(n).remainder(x)`), or indexes with a mask computed from it
-      (`table[x > 0]`);
+      (`table[x > 0]`), or takes an index or mask computed from it
+      (`torch.zeros(n, k).scatter_(1, labels.view(-1, 1), 1)`): that use shows it is a
+      tensor;
     - in both: what the function computes from its tensor inputs counts as they do
       (`x_cov = torch.cov(x.T)`, then `x_cov + torch.eye(n)`; `y = batch["y"].unsqueeze(-1)`
       in `forward`, then `torch.cat([y, pad])`), unless it reads only their size
@@ -88,8 +90,13 @@ class FactoryWithoutDevice(Rule):
     - in a plain function receiving a tensor: when it is kept as an attribute of that
       tensor (`param.grad_sample = torch.zeros(...)`);
     - in a method of an `nn.Module` that runs after it was built (not `__init__` nor what
-      it calls): when it is stored in place of one of the module's buffers
+      it calls; a lazy module's `initialize_parameters(self, x)` runs at the first
+      forward): when it is stored in place of one of the module's buffers
       (`self.v = torch.zeros(n)` in `reset_`): `module.to(device)` had moved the buffer;
+      when it meets one of the module's parameters or buffers (`self.decay ** torch.arange(n)`),
+      which sit wherever the module was moved, with tensor inputs or without; when it is
+      kept as `self.h` in device-sensitive code and then meets the inputs (a cache built
+      once, `if self.mask is None:`, is TDV202's);
     - in a function with a parameter named like a device that it never reads
       (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
       where the tensor belongs;
@@ -98,13 +105,18 @@ class FactoryWithoutDevice(Rule):
       `x.type(Tensor)` or `Tensor(...)` for `Tensor = torch.cuda.FloatTensor if cuda else
       torch.FloatTensor`, and what is computed from one: `model(x)`, `logits.argmax(1)`,
       `pred == y`), also as an accumulator (`correct = torch.zeros(1)`, then
-      `correct += (pred == y).sum()`), or as the seed gradient of such outputs
-      (`autograd.grad(d_out, x, torch.ones(n, 1))`).
+      `correct += (pred == y).sum()`), as the seed gradient of such outputs
+      (`autograd.grad(d_out, x, torch.ones(n, 1))`), or handed with one to a loss
+      (`criterion(preds, torch.ones(n))`).
 
-    The tensor is followed through names (also tuple targets: `w, h = torch.meshgrid(...)`),
+    Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
+    its inputs arrive on the CPU, and those it leaves alone stay there.
+
+    The tensor is followed through names (also tuple targets: `w, h = torch.meshgrid(...)`;
+    bound in one arm of an `if` and something else in the other, it may be either after it),
     views, arithmetic with numbers, torch ops and `.to(dtype)`, which is no move.
     What a function computes from its inputs is followed the same way, through tuple
-    unpacking and torch ops (`values, idx = torch.unique(x, return_inverse=True)`), and a
+    unpacking, the items of a loop over them, and torch ops (`values, idx = torch.unique(x, return_inverse=True)`), and a
     function nested in another closes over its tensors. Parameters annotated the
     jaxtyping way (`x: Float[Tensor, "b n"]`) are tensors; `torch.tensor(v)` of a
     parameter `v` that may be a tensor keeps its device, unless `v`'s annotation says it
@@ -743,6 +755,10 @@ class UnregisteredTensorAttribute(Rule):
     the class's own methods that return them (also through each other), and lists or
     dicts of such tensors.
 
+    A tensor made a parameter on some paths only (`self.k = torch.ones(n)`, then
+    `if trainable: self.k = nn.Parameter(self.k)`) is a plain attribute on the others;
+    no fix is offered there, since a buffer of that name would refuse the Parameter.
+
     The finding is at the assignment's target (`self.<name>`), once per attribute, at
     its first such assignment in the class.
 
@@ -1371,7 +1387,11 @@ class DiscardedTo(Rule):
     tensor does arithmetic), or as an input of a known module (`model(t)`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
-    `batch["x"]`. A CUDA guard around the statement changes nothing.
+    `batch["x"]`; so does an item assigned a tensor under a key variable
+    (`d[key] = torch.tensor(d[key])`, until `key` is bound again). A whole batch is a
+    tensor when the loader's `collate_fn` (a function of the project) returns one;
+    otherwise it may be a batch object that moves in place (`BatchEncoding`, PyG's
+    `Batch`), and is not reported. A CUDA guard around the statement changes nothing.
 
     ## Why is this bad
     Tensor moves are not in place: `t.to(device)` returns a copy on the device and

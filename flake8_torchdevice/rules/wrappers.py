@@ -64,7 +64,10 @@ class WrapBeforeMove(Rule):
       in a function and returned (`return nn.DataParallel(Net())`), when a caller in
       the file or the project runs the result unmoved (`net = make()` ... `net(x)`),
       or when the function is told the device (a parameter named like one:
-      `def get_detector(path, device)`) and moves the module nowhere.
+      `def get_detector(path, device)`) and moves the module nowhere. A property
+      (`@cached_property def model(self)`) that returns the wrapper is reported when the
+      file runs `self.model(x)` and never moves `self.model` nor hands it to a call that
+      might (saving or loading a checkpoint does not).
 
     "Moved before the wrap" holds per path: a move on one arm of an `if` only
     (`if args.cuda: model.cuda()`, then an unconditional wrap) leaves the other arm's
