@@ -627,6 +627,13 @@ ROUND5_NOT_REPORTED = {
     "factories sized by parameters meet each other": (
         "import torch\ndef posemb(h, w):\n"
         "    y, x = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')\n    return x + y\n"),
+    # PyTorch's masked reductions: a constructor told the device copies its parts there
+    "handed to a torch constructor told the device": (
+        "import torch\ndef csr(values, col, n, device):\n    crow = torch.tensor([0, n])\n"
+        "    return torch.sparse_csr_tensor(crow, col, values, device=device) + values\n"),
+    "the other arm's value of the name, inside that arm": (
+        "import torch\ndef f(x, first):\n    if first:\n        t = torch.tensor([0, 1])\n"
+        "    else:\n        t = x.clone()\n        n = t[-1] + x\n    return x.new_zeros(3)\n"),
     "kept on self, then replaced before use": forward("self.h = torch.zeros(3)\nself.h = x.new_zeros(3)\nreturn x + self.h"),
     "an attribute that is a parameter on one path only": (
         "import torch\nimport torch.nn as nn\nclass R(nn.Module):\n    def __init__(self, t, learn):\n"

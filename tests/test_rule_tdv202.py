@@ -546,3 +546,12 @@ def test_private_torch_nn_bases_are_modules():
             "        super().__init__()\n        self.w = torch.tensor([1.0, 2.0])\n"
             "    def forward(self, x, y):\n        return ((x - y) * self.w).mean()\n")
     assert tdv202(code) == [(6, 8, "TDV202")]
+
+
+def test_moved_at_every_read_through_torch_copies():
+    """MONAI's Wasserstein dice loss moves its matrix where it reads it."""
+    code = ("import torch\nfrom torch.nn.modules.loss import _Loss\nclass L(_Loss):\n    def __init__(self, m):\n"
+            "        super().__init__()\n        self.m = torch.from_numpy(m)\n"
+            "    def forward(self, x, y):\n        m = torch.clone(torch.as_tensor(self.m)).to(x.device)\n"
+            "        return (x - y) @ m\n")
+    assert tdv202(code) == []

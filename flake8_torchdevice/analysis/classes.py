@@ -416,7 +416,8 @@ class ClassFacts:
 
     def _moved_where_read(self, node: cst.CSTNode) -> bool:
         """`self.x.to(x.device)`, `self.x[:n].type_as(x)`, `torch.as_tensor(self.x, device=d)`,
-        `x.new_tensor(self.x)`, `[a.to(d) for a in self.xs]`: the read follows the input."""
+        `torch.clone(self.x).to(d)`, `x.new_tensor(self.x)`, `[a.to(d) for a in self.xs]`:
+        the read follows the input."""
         child, depth = node, 1
         while True:
             parent = self.ctx.parent(depth)
@@ -436,9 +437,16 @@ class ClassFacts:
                 continue
             if isinstance(parent, cst.Arg):
                 call = self.ctx.parent(depth + 1)
-                return isinstance(call, cst.Call) and (
-                    keyword(call, "device") is not None or has_star_kwargs(call)
-                    or last_identifier(call.func) in ("new_tensor", "type_as", "to"))
+                if not isinstance(call, cst.Call):
+                    return False
+                if keyword(call, "device") is not None or has_star_kwargs(call) \
+                        or last_identifier(call.func) in ("new_tensor", "type_as", "to"):
+                    return True
+                if call.args[0] is parent and (self.ctx.resolve(call.func) or "").count(".") == 1 \
+                        and (self.ctx.resolve(call.func) or "").startswith("torch."):
+                    child, depth = call, depth + 2  # torch.clone(torch.as_tensor(self.m)).to(d)
+                    continue
+                return False
             if isinstance(parent, cst.CompFor) and parent.iter is child:
                 comprehension = self.ctx.parent(depth + 1)
                 element = getattr(comprehension, "elt", None) or getattr(comprehension, "value", None)

@@ -422,8 +422,10 @@ class TensorOrigins:
             root = tensor_expression_root(node, self.ctx.resolve)
             if root is None:
                 return False
-            # (`x.unsqueeze(1)`, `x[None, :, :]`: the expression shows that x is a tensor)
-            shown = proven or self.ctx.kinds.is_tensor(root) or self.ctx.kinds.is_tensor(node)
+            # (`x.unsqueeze(1)`, `x[None, :, :]`: the expression shows that x is a tensor; a
+            # product shows nothing of its factors: `torch.arange(n) * stride`)
+            shown = self.ctx.kinds.is_tensor(root) or (
+                not isinstance(node, cst.BinaryOperation) and (proven or self.ctx.kinds.is_tensor(node)))
             return shown and self.is_input_tensor(root, proven=True)
         frame = self.current
         if not isinstance(node, cst.Name) or node.value in frame.new_tensors:

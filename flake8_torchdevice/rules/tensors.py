@@ -24,7 +24,7 @@ from ..analysis import (
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.kinds import tensor_operands
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
-from ..analysis.syntax import ast_definitions, ast_statements, walk_ast
+from ..analysis.syntax import ast_definitions, ast_statements, exclusive_arms, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
                               TENSOR_OPERAND_NAMES, TO_PYTHON, is_dtype, subscript_key)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
@@ -303,16 +303,25 @@ class FactoryWithoutDevice(Rule):
             depth += 2
 
     def visit_Name(self, node: cst.Name) -> None:
-        pending = self._frame.new_tensors.get(node.value)
+        pending = self._pending(node.value)
         if pending is None or not self._is_load(node):
             return
         if any(outer is pending[1] for outer in self.ctx.stack):
             return  # `t = torch.tensor([t])`: the name read in the statement binding it is the old t
         self._follow(node, pending[0])
 
+    def _pending(self, name: str) -> Optional[Tuple[cst.Call, cst.CSTNode]]:
+        """The CPU tensor `name` holds here: none in an arm that excludes the one that bound
+        it (`if a: t = torch.eye(n)` / `else: t = x.clone(); t[-1]`)."""
+        frame = self._frame
+        pending = frame.new_tensors.get(name)
+        if pending is not None and exclusive_arms(frame.new_tensor_arms.get(name, ()), self.ctx.arms()):
+            return None
+        return pending
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         key = _self_attribute_key(node)
-        pending = self._frame.new_tensors.get(key) if key is not None else None
+        pending = self._pending(key) if key is not None else None
         if pending is None or not self._is_load(node) or any(outer is pending[1] for outer in self.ctx.stack):
             return
         self._follow(node, pending[0])  # `self.h = torch.zeros(b, n)` in forward, then `self.lstm(x, self.h)`
@@ -501,6 +510,8 @@ class FactoryWithoutDevice(Rule):
                 return BAD
         if callee in NEUTRAL_CALLEES or callee in FACTORIES:
             return NEUTRAL
+        if keyword(call, "device") is not None and (self.ctx.resolve(call.func) or "").startswith("torch."):
+            return MOVED  # `torch.sparse_csr_tensor(crow, col, values, device=device)` puts its parts there
         if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
             return NEUTRAL  # SomeLoss(weight=t): a constructor that usually registers t (not `Loss()(t)`)
         if method_call(call, *MOVERS, "new_tensor") is not None:
