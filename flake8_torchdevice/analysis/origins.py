@@ -49,7 +49,7 @@ from .project import returns_tensor
 from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, VARIABLE, KindsContext, ValueKinds,
                     annotates_python_data, annotation_kind, is_dtype)
 from .syntax import (children, dotted_name, exclusive_arms, is_cuda_literal, is_static_or_class_method, keyword,
-                     last_identifier, method_call, parameter_names, root_name)
+                     last_identifier, method_call, parameter_names, root_name, self_attribute_key)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -278,8 +278,9 @@ class TensorOrigins:
             frame.copies_input_to_host = True
 
     def _bind(self, target: cst.CSTNode, value: cst.CSTNode, statement: cst.Assign) -> None:
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-            self._forget(f"self.{target.attr.value}", statement)  # `self.h = new_h`
+        key = self_attribute_key(target)
+        if key is not None:
+            self._forget(key, statement)  # `self.h = new_h`
         if not isinstance(target, cst.Name):
             return
         frame, name = self.current, target.value

@@ -284,3 +284,10 @@ def exclusive_arms(one: Tuple[Tuple[int, bool], ...], other: Tuple[Tuple[int, bo
     (its body and its `else`)?"""
     arms = dict(one)
     return any(arms.get(node, in_body) != in_body for node, in_body in other)
+
+
+def self_attribute_key(node: cst.CSTNode) -> Optional[str]:
+    """"self.h" for `self.h`: how a method's own attribute is followed like a local name."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None

@@ -24,7 +24,7 @@ from ..analysis import (
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.kinds import tensor_operands
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
-from ..analysis.syntax import ast_definitions, ast_statements, exclusive_arms, walk_ast
+from ..analysis.syntax import ast_definitions, ast_statements, exclusive_arms, self_attribute_key, walk_ast
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
                               TENSOR_OPERAND_NAMES, TO_PYTHON, is_dtype, subscript_key)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
@@ -320,7 +320,7 @@ class FactoryWithoutDevice(Rule):
         return pending
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        key = _self_attribute_key(node)
+        key = self_attribute_key(node)
         pending = self._pending(key) if key is not None else None
         if pending is None or not self._is_load(node) or any(outer is pending[1] for outer in self.ctx.stack):
             return
@@ -340,7 +340,7 @@ class FactoryWithoutDevice(Rule):
         self._partner = None
         fate, assigned = self._fate(expr)
         frame = self._frame
-        key = expr.value if isinstance(expr, cst.Name) else _self_attribute_key(expr)
+        key = expr.value if isinstance(expr, cst.Name) else self_attribute_key(expr)
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
@@ -457,7 +457,7 @@ class FactoryWithoutDevice(Rule):
                     # `w, h = torch.meshgrid(torch.arange(n), torch.arange(m))`: each part is this tensor
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
                     return NEUTRAL, (names, parent)
-                key = _self_attribute_key(target)
+                key = self_attribute_key(target)
                 if key is not None and sensitive and not self.ctx.class_facts.under_once_test(target.attr.value):
                     # `self.h = torch.zeros(...)` in forward: followed as a local (a cache built
                     # once, `if self.mask is None:`, is TDV202's)
@@ -670,13 +670,6 @@ def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]
         return given.value
     args = positional_args(call)
     return args[position].value if len(args) > position and not args[position].star else None
-
-
-def _self_attribute_key(node: cst.CSTNode) -> Optional[str]:
-    """"self.h" for `self.h`: how a method's own attribute is followed like a local."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return f"self.{node.attr.value}"
-    return None
 
 
 def _is_grad_outputs(qualified: Optional[str], call: cst.Call, arg: cst.Arg) -> bool:
