@@ -613,7 +613,8 @@ class FactoryWithoutDevice(Rule):
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
         frame = self._frame
         if isinstance(node, cst.Name):
-            usable = node.value in frame.inputs and node.value not in frame.new_tensors
+            usable = node.value in frame.inputs and node.value not in frame.new_tensors \
+                and node.value not in _defaults_to_none(frame.node)  # `mask=None` may not be there
             return node.value if usable else None
         if isinstance(node, cst.Attribute):
             return self._tensor_parameter_in(node.value)
@@ -657,6 +658,15 @@ _INDEX_ARGUMENT = {**{name: (1, "index") for name in (
     "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_")},
     **{name: (0, "mask") for name in ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
                                       "masked_select")}}
+
+
+def _defaults_to_none(function: cst.CSTNode) -> Set[str]:
+    """The parameters of `function` whose default is `None`."""
+    if not isinstance(function, cst.FunctionDef):
+        return set()
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if isinstance(p.default, cst.Name) and p.default.value == "None"}
 
 
 def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
