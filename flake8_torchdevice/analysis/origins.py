@@ -351,11 +351,9 @@ class TensorOrigins:
     def _moves_with_module(self, node: cst.CSTNode) -> bool:
         """`self.decay` of a parameter or buffer, read in a method that runs after the
         module is built: it sits wherever the module was moved."""
-        if not (self.current.module_runtime and isinstance(node, cst.Attribute)
-                and isinstance(node.value, cst.Name) and node.value.value == "self"):
-            return False
         info = self.ctx.current_class
-        return info is not None and info.is_module and info.moves_with_module(node.attr.value)
+        return self.current.module_runtime and self_attribute_key(node) is not None and info is not None \
+            and info.moves_with_module(node.attr.value)  # type: ignore[attr-defined]
 
     def is_on_device(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,

@@ -291,3 +291,12 @@ def self_attribute_key(node: cst.CSTNode) -> Optional[str]:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return f"self.{node.attr.value}"
     return None
+
+
+def defaults_to_none(function: cst.CSTNode, name: str) -> bool:
+    """Does parameter `name` of `function` default to `None` (`mask: Optional[Tensor] = None`)?"""
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params
+    return any(param.name.value == name and isinstance(param.default, cst.Name) and param.default.value == "None"
+               for param in (*params.posonly_params, *params.params, *params.kwonly_params))

@@ -18,7 +18,8 @@ import libcst as cst
 
 from ..analysis.devices import move_target
 from ..analysis.kinds import TENSOR, TENSOR_ONLY_METHODS
-from ..analysis.syntax import dotted_name, is_static_or_class_method, keyword, last_identifier, string_value
+from ..analysis.syntax import (defaults_to_none, dotted_name, is_static_or_class_method, keyword, last_identifier,
+                               string_value)
 
 if TYPE_CHECKING:
     from ..analysis import Analyzer
@@ -398,10 +399,8 @@ def _is_known_tensor(ctx: "Analyzer", function: cst.FunctionDef, name: str) -> b
     scope = ctx.function_scope()
     if scope.node is not function:
         return False
-    params = function.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        if param.name.value == name and isinstance(param.default, cst.Name) and param.default.value == "None":
-            return False
+    if defaults_to_none(function, name):
+        return False
     if ctx.kinds.kind_of(cst.Name(name)) == TENSOR:
         return True
     kinds = ctx.kinds.facts(scope)

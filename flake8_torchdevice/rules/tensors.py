@@ -24,7 +24,8 @@ from ..analysis import (
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.kinds import tensor_operands
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
-from ..analysis.syntax import ast_definitions, ast_statements, exclusive_arms, self_attribute_key, walk_ast
+from ..analysis.syntax import (ast_definitions, ast_statements, defaults_to_none, exclusive_arms, self_attribute_key,
+                               walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
                               TENSOR_OPERAND_NAMES, TO_PYTHON, is_dtype, subscript_key)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
@@ -614,7 +615,7 @@ class FactoryWithoutDevice(Rule):
         frame = self._frame
         if isinstance(node, cst.Name):
             usable = node.value in frame.inputs and node.value not in frame.new_tensors \
-                and node.value not in _defaults_to_none(frame.node)  # `mask=None` may not be there
+                and not defaults_to_none(frame.node, node.value)  # `mask=None` may not be there
             return node.value if usable else None
         if isinstance(node, cst.Attribute):
             return self._tensor_parameter_in(node.value)
@@ -658,15 +659,6 @@ _INDEX_ARGUMENT = {**{name: (1, "index") for name in (
     "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_")},
     **{name: (0, "mask") for name in ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
                                       "masked_select")}}
-
-
-def _defaults_to_none(function: cst.CSTNode) -> Set[str]:
-    """The parameters of `function` whose default is `None`."""
-    if not isinstance(function, cst.FunctionDef):
-        return set()
-    params = function.params
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-            if isinstance(p.default, cst.Name) and p.default.value == "None"}
 
 
 def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
