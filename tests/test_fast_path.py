@@ -360,3 +360,14 @@ def test_every_trigger_match_holds_one_of_the_trigger_words(timm_files, rule):
     assert matched  # the corpus exercises the pattern
     if rule.trigger_parts:
         assert (rule.triggers, rule.trigger_words) == trigger_union(rule.trigger_parts)
+
+
+def test_a_class_without_bases_is_not_kept_whole():
+    """TDV202 reports only modules: a class with no base (or only `object`) is judged
+    method by method like any other code, and its plain attributes are not reported."""
+    rule = RULES_BY_CODE["TDV202"]
+    for head in ("class Loader:", "class Loader(object):"):
+        tree = ast.parse(f"import torch\n{head}\n    def __init__(self):\n        self.mean = torch.zeros(3)\n")
+        assert not rule.keeps_class(tree.body[1])
+    tree = ast.parse("import torch\nclass Loader(Base):\n    def __init__(self):\n        self.mean = torch.zeros(3)\n")
+    assert rule.keeps_class(tree.body[1])

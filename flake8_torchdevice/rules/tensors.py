@@ -915,6 +915,8 @@ class UnregisteredTensorAttribute(Rule):
 
         `text_of(node)` is a definition's source text: a method whose text names no
         factory (nor `is`, `hasattr`, `getattr` for a cache) is not walked."""
+        if all(isinstance(base, ast.Name) and base.id == "object" for base in node.bases):
+            return False  # `class Loader:` is no module, whatever its methods store
         methods = {}
         for method in node.body:
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
