@@ -314,3 +314,51 @@ def test_tdv401_wrapper_returned_to_a_project_file_that_runs_it(tmp_path):
     write(tmp_path, {"train.py": moves})
     os.utime(tmp_path / "train.py", ns=(1, 1))  # a new version, whatever the clock's resolution
     assert findings(tmp_path / "models.py", TDV401) == []
+
+
+# Transfer-Learning-Library's multi-source example: the dataset class's classmethod says it
+# returns a tensor, and the labels it makes are then moved and dropped.
+DATASET = """\
+import torch
+class OfficeHome:
+    @classmethod
+    def get_category(cls, labels, n) -> torch.Tensor:
+        return labels % n
+    @classmethod
+    def get_name(cls, labels, n):
+        return str(n)
+"""
+TRAIN_LABELS = """\
+from data.officehome import OfficeHome
+def step(labels, device):
+    category = OfficeHome.get_category(labels, 5)
+    category.to(device)
+    name = OfficeHome.get_name(labels, 5)
+    name.to(device)
+    return category, name
+"""
+
+
+def test_a_method_of_an_imported_class_annotated_to_return_a_tensor(tmp_path):
+    write(tmp_path, {"data/__init__.py": "", "data/officehome.py": DATASET, "train.py": TRAIN_LABELS})
+    assert findings(tmp_path / "train.py") == [(4, 4, "TDV203")]
+
+
+# A trainer that moves its model in one method, and builds a CPU input in another
+TRAINER = """\
+import torch
+class Trainer:
+    def build(self, model, device):
+        self.model = model
+        self.model.to(device)
+    def predict(self, n):
+        x = torch.zeros(n, 3)
+        return self.model(x)
+"""
+
+
+def test_an_attribute_another_method_moved_is_on_the_device(tmp_path):
+    write(tmp_path, {"trainer.py": TRAINER})
+    assert findings(tmp_path / "trainer.py") == [(7, 12, "TDV201")]
+    write(tmp_path, {"trainer.py": TRAINER.replace("self.model.to(device)", "self.model.to('cpu')")})
+    assert findings(tmp_path / "trainer.py") == []

@@ -645,3 +645,86 @@ ROUND5_NOT_REPORTED = {
 @pytest.mark.parametrize("code", ROUND5_NOT_REPORTED.values(), ids=list(ROUND5_NOT_REPORTED))
 def test_round5_not_reported(code):
     assert tdv201(code) == []
+
+
+# What the sixth round taught (held-out set 8), each from a shape of bug seen in research code.
+ROUND6_REPORTED = {
+    # a default that an arm may replace: the way around the arm keeps the CPU tensor
+    "a default replaced on one path only": (
+        forward("y = torch.zeros(1, 1, 1)\nif x.dim() > 3:\n    y = x.mean(0)\nreturn self.conv(x) + y"),
+        [(5, 12)]),
+    "a default replaced in an elif chain without else": (
+        forward("y = torch.zeros(1)\nif x.dim() == 2:\n    y = x.sum(1)\nelif x.dim() == 3:\n    y = x.sum(2)\n"
+                "return x + y"), [(5, 12)]),
+    # a module's own method, whatever its name: it runs on its inputs as forward does
+    "a module method named get_*": (
+        "import torch\nimport torch.nn as nn\nclass Q(nn.Module):\n    def get_td_error(self, x, w):\n"
+        "        loss = (self.net(x) - x).pow(2).mean(1)\n        return torch.tensor([0.5, 2.0]) * loss\n", [(6, 15)]),
+    "grad set beside the module's own parameters": (
+        "import torch\nimport torch.nn as nn\nclass A(nn.Module):\n    def add_gradients(self, grads):\n"
+        "        for g, p in zip(grads, self.parameters()):\n            if p.grad is None:\n"
+        "                p.grad = torch.zeros(g.shape)\n", [(7, 25)]),
+    # a helper's model has its parameters wherever the caller put it
+    "grad set beside the parameters of a model handed in": (
+        "import torch\ndef zero_grads(model):\n    for p in model.parameters():\n"
+        "        p.grad = torch.zeros(p.shape)\n", [(4, 17)]),
+    # an in-place method returns the tensor itself
+    "an in-place method's result used later": (
+        forward("mask = torch.ones(4, 4).triu_(1).bool()\nreturn x.masked_fill(mask, 0)"), [(5, 15)]),
+    # `dim=` is a tensor's keyword (numpy says axis=): what it is called on is a tensor
+    "a helper's locals known as tensors by dim=": (
+        "import torch\ndef cum_var(x):\n    x_cum = x.cumsum(dim=1)\n    denom = torch.arange(1, x.shape[1] + 1)\n"
+        "    return x_cum / denom\n", [(4, 12)]),
+    "the second operand of a binary torch op": (
+        "import torch\ndef step(x):\n    return torch.heaviside(x, torch.tensor([1.0]))\n", [(3, 30)]),
+    # a class's arithmetic computes on its data; an input replaced on one path is kept on the other
+    "arithmetic dunder of a tensor-like class": (
+        "import torch\nclass TT:\n    def __add__(self, other):\n        if not isinstance(other, TT):\n"
+        "            other = TT.full(other)\n        core = other.cores[0]\n"
+        "        return torch.cat([core, torch.zeros(2, 3)], dim=0)\n", [(7, 32)]),
+    "an index cast to long stays where the caller's labels are": (
+        "import torch\nimport torch.nn as nn\nclass B(nn.Module):\n    def one_hot(self, labels, n):\n"
+        "        out = torch.zeros([labels.size(0), n])\n"
+        "        out.scatter_(dim=1, index=labels.type(dtype=torch.long), value=1)\n        return out\n",
+        [(5, 14)]),
+    # a trainer that moved its model in another method feeds it a new CPU tensor
+    "fed to a model another method moved": (
+        "import torch\nclass Trainer:\n    def build(self, model, device):\n        self.model = model\n"
+        "        self.model.to(device)\n    def predict(self, n):\n        x = torch.zeros(n, 3)\n"
+        "        return self.model(x)\n", [(7, 12)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND6_REPORTED.values(), ids=list(ROUND6_REPORTED))
+def test_round6_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+ROUND6_NOT_REPORTED = {
+    "replaced on every path": forward("if x.dim() > 3:\n    y = torch.zeros(1)\n    y = x.mean(0)\nelse:\n"
+                                      "    y = x.sum(0)\nreturn x + y"),
+    "replaced in both arms after it was made": forward("y = torch.zeros(1)\nif x.dim() > 3:\n    y = x.mean(0)\n"
+                                                       "else:\n    y = x.sum(0)\nreturn x + y"),
+    # the arm moves the tensor itself (a CUDA guard): the other way is the CPU on purpose
+    "moved in a guarded arm": forward("y = torch.zeros(1)\nif x.is_cuda:\n    y = y.cuda()\nreturn y"),
+    "numpy's axis= says nothing": (
+        "import torch\ndef cum(x):\n    c = x.cumsum(axis=1)\n    return c / torch.arange(1, 4)\n"),
+    "a trainer that moves its model to the CPU": (
+        "import torch\nclass Trainer:\n    def build(self, model):\n        self.model = model\n"
+        "        self.model.to('cpu')\n    def predict(self, n):\n        x = torch.zeros(n, 3)\n"
+        "        return self.model(x)\n"),
+    # PyTorch's numpy emulation: a sampling function whose only parameter is a shape
+    "a sampling function of a size": (
+        "import torch\ndef random_sample(size=None):\n    values = torch.empty(size).uniform_()\n"
+        "    return as_array(values)\n"),
+    # ultralytics' RT-DETR decoder: a traced count handed to `repeat` is a size
+    "a device count handed to repeat": forward(
+        "k = x.argmax(-1).max()\nind = torch.arange(4).unsqueeze(-1).repeat(1, k).view(-1)\nreturn x[:, ind]"),
+    "a transform's __call__ is data work": (
+        "import torch\nclass Pad:\n    def __call__(self, img):\n        return torch.cat([img, torch.zeros(1, 3)])\n"),
+}
+
+
+@pytest.mark.parametrize("code", ROUND6_NOT_REPORTED.values(), ids=list(ROUND6_NOT_REPORTED))
+def test_round6_not_reported(code):
+    assert tdv201(code) == []

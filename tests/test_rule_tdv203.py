@@ -238,6 +238,19 @@ REPORTED = {
 }
 
 
+# The sixth round (held-out set 8): computervision-recipes' `_transform` moved a tensor made by
+# torchvision's ToTensor and dropped it.
+REPORTED.update({
+    "an image made a tensor by a Compose holding ToTensor": (
+        "import torchvision.transforms as T\nclass Learner:\n    def _transform(self, im):\n"
+        "        transform = T.Compose([T.Resize(256), T.ToTensor()])\n        im = transform(im)\n"
+        "        im.to(self.device)\n        return im\n", [(6, 8)]),
+    "an image made a tensor by ToTensor called at once": (
+        "from torchvision import transforms\ndef load(im, device):\n    im = transforms.ToTensor()(im)\n"
+        "    im.to(device)\n    return im\n", [(4, 4)]),
+})
+
+
 @pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
 def test_reported(code, expected):
     assert tdv203(code) == [(line, col, "TDV203") for line, col in expected]
@@ -390,6 +403,13 @@ NOT_REPORTED = {
         step.to(device)
         """),
 }
+
+
+NOT_REPORTED.update({
+    "a Compose without ToTensor keeps images": (
+        "import torchvision.transforms as T\ndef load(im, device):\n    transform = T.Compose([T.Resize(256)])\n"
+        "    im = transform(im)\n    im.to(device)\n    return im\n"),
+})
 
 
 @pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))

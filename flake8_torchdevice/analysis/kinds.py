@@ -30,7 +30,7 @@ import libcst as cst
 from .devices import is_device_name
 from .project import ARRAY, ARRAY_CALLS, returns_tensor, torch_nn_class
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
-                     positional_args, string_value)
+                     parameter_loop_targets, positional_args, string_value)
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -105,6 +105,15 @@ TENSOR_ONLY_METHODS = frozenset({
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
                                 "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
                                 "nelement", "backward", "storage", "untyped_storage", "equal"})
+# Keywords of tensor methods that numpy's and Python's methods do not take (numpy says `axis=`).
+_TENSOR_METHOD_KEYWORDS = frozenset({"dim", "keepdim"})
+
+
+def _takes_dim(call: cst.Call) -> bool:
+    """`x.cumsum(dim=1)`, `x.sum(-1, keepdim=True)`: a method called as only a tensor's is."""
+    return any(arg.keyword is not None and arg.keyword.value in _TENSOR_METHOD_KEYWORDS for arg in call.args)
+
+
 # Attributes of a tensor that are tensors.
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # Methods of a module that return the module itself.
@@ -120,7 +129,11 @@ _SEQUENCE_OPS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concate
 _TENSOR_OPERAND_OPS = {f"torch.{name}": count for name, count in (
     ("matmul", 2), ("mm", 2), ("bmm", 2), ("masked_fill", 1), ("gather", 1), ("index_select", 1),
     ("transpose", 1), ("permute", 1), ("flatten", 1), ("unsqueeze", 1), ("squeeze", 1), ("softmax", 1),
-    ("sigmoid", 1), ("argmax", 1), ("topk", 1), ("sort", 1), ("cumsum", 1), ("masked_select", 1))}
+    ("sigmoid", 1), ("argmax", 1), ("topk", 1), ("sort", 1), ("cumsum", 1), ("masked_select", 1),
+    # binary ops whose second operand must be a tensor too (`torch.maximum(x, 0)` raises)
+    ("heaviside", 2), ("maximum", 2), ("minimum", 2), ("fmax", 2), ("fmin", 2), ("atan2", 2), ("hypot", 2),
+    ("logaddexp", 2), ("cdist", 2), ("kron", 2), ("outer", 2), ("dot", 2), ("mv", 2), ("cross", 2),
+    ("bucketize", 2), ("searchsorted", 2), ("take_along_dim", 2), ("isclose", 2))}
 # torch.nn.functional.<op>(input, ...): the input is a tensor.
 _FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax", "relu", "gelu", "linear",
                                   "conv1d", "conv2d", "conv3d", "normalize", "cross_entropy", "mse_loss",
@@ -209,6 +222,8 @@ class ScopeKinds:
     keyed_by: Dict[str, Set[str]] = field(default_factory=dict)  # `key` -> the items `d[key]` in `names`
     # name -> the class it was built from: `stopper = EarlyStopping(...)` -> `EarlyStopping`
     instances: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # `transform = T.Compose([T.Resize(256), T.ToTensor()])`: calling it makes a tensor
+    tensor_transforms: Set[str] = field(default_factory=set)
 
 
 class ValueKinds:
@@ -380,12 +395,29 @@ class ValueKinds:
                 return None if method in NOT_TENSOR_METHODS else TENSOR
             if receiver == MODULE:
                 return MODULE if method in MODULE_METHODS else None
-            if method in TENSOR_ONLY_METHODS and method not in NOT_TENSOR_METHODS:
-                return TENSOR
+            if method not in NOT_TENSOR_METHODS and (method in TENSOR_ONLY_METHODS or (
+                    _takes_dim(call) and not isinstance(call.func.value, (cst.Name, cst.Attribute)))):
+                return TENSOR  # `(x ** 2).cumsum(dim=1)`: numpy says axis=
             return self._project_call_kind(call)  # `self._make_mask(n)`, `models.Net()`
         if isinstance(call.func, cst.Name) and call.func.value in self.ctx.module_classes:
             return MODULE
+        if self._makes_tensors(call.func) or (isinstance(call.func, cst.Name)
+                                              and self._in_set(call.func.value, "tensor_transforms")):
+            return TENSOR  # `transform(image)`
         return self._project_call_kind(call)
+
+    def _makes_tensors(self, transform: cst.BaseExpression) -> bool:
+        """`T.ToTensor()`, or a `T.Compose([...])` holding one: torchvision's transforms that
+        turn an image into a tensor."""
+        if not isinstance(transform, cst.Call):
+            return False
+        qualified = self.ctx.resolve(transform.func) or ""
+        if qualified.startswith("torchvision.transforms.") and qualified.endswith(("ToTensor", "PILToTensor")):
+            return True
+        args = positional_args(transform)
+        return qualified.startswith("torchvision.transforms.") and qualified.endswith(".Compose") and bool(args) \
+            and isinstance(args[0].value, (cst.List, cst.Tuple)) \
+            and any(self._makes_tensors(element.value) for element in args[0].value.elements)
 
     def _project_call_kind(self, call: cst.Call) -> Optional[str]:
         """`Net(...)` or `make_mask(...)` imported from another file of the project, or a
@@ -666,6 +698,8 @@ class ValueKinds:
         name = target.value if isinstance(target, cst.Name) else None
         if name is not None and (last_identifier(value.func) or "")[:1].isupper():
             facts.instances[name] = value.func
+            if self._makes_tensors(value):
+                facts.tensor_transforms.add(name)
         if name is not None and (last_identifier(value.func) == "DataLoader" or (
                 _is_builtin_call(value, "iter") and self._is_loader(value.args[0].value))):
             facts.loaders.add(name)  # `it = iter(loader)` yields the loader's batches too
@@ -712,6 +746,11 @@ class ValueKinds:
             self.bind(node.asname.name, None)
 
     def visit_For(self, node: cst.For) -> None:
+        self._bind_loop_targets(node)
+        for item, _ in parameter_loop_targets(node.target, node.iter):
+            self.bind(item, TENSOR)  # `for g, p in zip(grads, model.parameters()):`
+
+    def _bind_loop_targets(self, node: cst.For) -> None:
         # bound before the body runs; `for x, y in loader:` unpacks a batch of tensors
         target, iterable = node.target, node.iter
         while isinstance(iterable, cst.Call) and last_identifier(iterable.func) in _LOOP_WRAPPERS \
@@ -789,7 +828,7 @@ class ValueKinds:
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if (isinstance(func, cst.Attribute) and func.attr.value in TENSOR_ONLY_METHODS
+        if (isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY_METHODS or _takes_dim(node))
                 and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")):
             self.facts().tensor_uses.add(func.value.value)  # (`self.norm(...)` calls a module's method)
         qualified = self.ctx.resolve(func) or ""
@@ -937,3 +976,15 @@ def is_dtype(node: cst.CSTNode, resolve) -> bool:
     if qualified.startswith("torch.") and qualified[6:] in _DTYPE_NAMES:
         return True
     return (last_identifier(node) or "").endswith("dtype")
+
+
+def changes_dtype_only(call: cst.Call, resolve) -> bool:
+    """`t.to(torch.float32)`, `t.to(x.dtype)`, `t.to(dtype=...)`, `t.type(torch.long)`: no move."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "type")):
+        return False
+    if keyword(call, "device") is not None:
+        return False
+    args = positional_args(call)
+    if args:
+        return is_dtype(args[0].value, resolve)
+    return keyword(call, "dtype") is not None

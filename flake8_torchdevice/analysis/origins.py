@@ -47,9 +47,10 @@ from .scopes import Scope
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
 from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, VARIABLE, KindsContext, ValueKinds,
-                    annotates_python_data, annotation_kind, is_dtype)
+                    annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, dotted_name, exclusive_arms, is_cuda_literal, is_static_or_class_method, keyword,
-                     last_identifier, method_call, parameter_names, root_name, self_attribute_key)
+                     last_identifier, method_call, parameter_loop_targets, parameter_names, root_name,
+                     self_attribute_key)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -61,6 +62,12 @@ NEUTRAL_CALLEES = frozenset({
     # torch functions that treat each tensor on its own device
     "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "is_tensor", "result_type", "numel",
     "is_floating_point", "is_complex"})
+
+# Parameters named as sizes or shapes.
+_SIZE_PARAMETER_RE = re.compile(r"^(size|shape)s?$|_(size|shape)s?$")
+# `__add__`, `__rmul__`, `__iadd__`...: a class's arithmetic computes on its data.
+_ARITHMETIC = frozenset({"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "neg", "and", "or",
+                         "xor"})
 
 # What a function's name says it is for.
 _LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
@@ -117,6 +124,11 @@ class FunctionOrigins:
     # name -> (factory call, the Assign that bound it): a CPU tensor whose fate is open
     new_tensors: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
     new_tensor_arms: Dict[str, Tuple[Tuple[int, bool], ...]] = field(default_factory=dict)  # where bound
+    # id(If) -> name -> (its `new_tensors` entry, where it was bound, the arms that bound the
+    # name again): a CPU tensor set aside while an arm of that `if` holds something else
+    set_aside: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
+    # id(If) -> inputs bound to something else in its arms -> those arms (True: the body)
+    inputs_set_aside: Dict[int, Dict[str, Set[bool]]] = field(default_factory=dict)
     copies_input_to_host: bool = False
     # a helper that moves some of its parameters itself (`x = x.float().to(self.device)`):
     # its inputs arrive on the CPU, and those it does not move stay there
@@ -165,12 +177,45 @@ class TensorOrigins:
         the two bindings are on arms of one `if` that exclude each other (`t = torch.eye(n)`
         in the body, `t = torch.ones_like(x)` in the `else`: after the `if`, either)."""
         frame = self.current
+        here = self.ctx.arms()
+        for place, in_body in here:  # bound again in another arm of an `if` that set it aside
+            held = frame.set_aside.get(place, {}).get(name)
+            if held is not None:
+                held[2].add(in_body)
         entry = frame.new_tensors.get(name)
         if entry is None or entry[1] is statement:
             return
-        if exclusive_arms(frame.new_tensor_arms.get(name, ()), self.ctx.arms()):
+        bound_at = frame.new_tensor_arms.get(name, ())
+        if exclusive_arms(bound_at, here):
             return
         del frame.new_tensors[name]
+        # Bound again in an arm of an `if` that the tensor was made outside of (`y =
+        # torch.zeros(1)`, then `if seq: y = torch.stack(seq)`): the other way through the
+        # `if` still holds it. Not when the new value is computed from it (`if x.is_cuda:
+        # y = y.cuda()`), and not in a loop (`for` targets).
+        outside = dict(bound_at)
+        arm = next((place for place in reversed(here) if place[0] not in outside), None)
+        if arm is None or not isinstance(statement, cst.Assign) or name in names_read(statement.value):
+            return
+        held = frame.set_aside.setdefault(arm[0], {})
+        if name in held:
+            held[name][2].add(arm[1])
+        else:
+            held[name] = (entry, bound_at, {arm[1]})
+
+    def leave_If(self, node: cst.If) -> None:
+        """After the `if`: a tensor set aside in its arms is back, and so is an input bound
+        to something else there, unless every way through bound the name again (the
+        body and an `else`)."""
+        frame = self.current
+        for name, (entry, bound_at, arms) in frame.set_aside.pop(id(node), {}).items():
+            if name in frame.new_tensors or (isinstance(node.orelse, cst.Else) and arms == {True, False}):
+                continue
+            frame.new_tensors[name] = entry
+            frame.new_tensor_arms[name] = bound_at
+        for name, arms in frame.inputs_set_aside.pop(id(node), {}).items():
+            if not (isinstance(node.orelse, cst.Else) and arms == {True, False}):
+                frame.inputs = frame.inputs | {name}  # `if not isinstance(other, Tensor): other = ...`
 
     # ------------------------------------------------------------ the walk
 
@@ -184,8 +229,9 @@ class TensorOrigins:
         device_names = [p for p in params if is_device_name(p)]
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
         sensitive, method_name = False, None
-        if not inputs or is_init_time_name(name, info) or _BUILDER_RE.search(name):
-            pass
+        if not inputs or is_init_time_name(name, info) or (
+                _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
+            pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)
         elif info is not None and name != "__init__" and not is_static_or_class_method(node):
             if info.is_module:
                 sensitive, method_name = True, name
@@ -217,7 +263,8 @@ class TensorOrigins:
         # pipeline (torchrl's `TensorSpec.is_in(self, val)`), not its dunders (`__call__`
         # of a transform class, `__getitem__` of a dataset)
         plain = info is None or (not info.is_module and not is_static_or_class_method(node)
-                                 and not (name.startswith("__") and name.endswith("__"))
+                                 and not (name.startswith("__") and name.endswith("__")
+                                          and name.strip("_").lstrip("ri") not in _ARITHMETIC)
                                  and not _DATA_PIPELINE_RE.search(info.node.name.value)
                                  and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or ""
                                                                            for b in info.node.bases)))
@@ -259,12 +306,17 @@ class TensorOrigins:
         # `for topology, n in zip(system.topologies, system.n_copies):` what the loop walks
         # over is computed from the inputs, and so is each item
         frame = self.current
-        if not (frame.sensitive or frame.helper):
-            return
-        derived = self._reads_inputs(list(names_read(node.iter)))
-        for target in _target_names(node.target):
-            (frame.derived.add if derived else frame.derived.discard)(target)
-            self._forget(target, node)
+        if frame.sensitive or frame.helper:
+            derived = self._reads_inputs(list(names_read(node.iter)))
+            for target in _target_names(node.target):
+                (frame.derived.add if derived else frame.derived.discard)(target)
+                self._forget(target, node)
+        for item, module in parameter_loop_targets(node.target, node.iter):
+            # the parameters of a module sit where it was moved: of `self` in its methods
+            # that run after it is built, of a model moved here
+            if (frame.module_runtime and isinstance(module, cst.Name) and module.value == "self") \
+                    or self.is_on_device(module):
+                frame.on_device.add(item.value)
 
     def leave_Expr(self, node: cst.Expr) -> None:
         frame = self.current
@@ -300,8 +352,12 @@ class TensorOrigins:
             (frame.derived.add if derived else frame.derived.discard)(name)
             if name in frame.inputs and not derived and not made:
                 # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
-                # computed from the inputs is no longer the caller's tensor
+                # computed from the inputs is no longer the caller's tensor; in an arm of an
+                # `if`, only until the `if` ends, unless every way through rebinds it
                 frame.inputs = frame.inputs - {name}
+                arms = self.ctx.arms()
+                if arms:
+                    frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, set()).add(arms[-1][1])
         if name in frame.params and is_device_move(value) and name in names_read(value):
             frame.moves_inputs = True
         if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
@@ -355,6 +411,15 @@ class TensorOrigins:
         return self.current.module_runtime and self_attribute_key(node) is not None and info is not None \
             and info.moves_with_module(node.attr.value)  # type: ignore[attr-defined]
 
+    def _moved_by_a_method(self, node: cst.CSTNode) -> bool:
+        """`self.model` of a class one of whose methods moves it (`self.model.to(self.device)`),
+        read in another method that runs once the object is built."""
+        info, function, project = self.ctx.current_class, self.ctx.current_function, self.ctx.project
+        if info is None or function is None or project is None or self_attribute_key(node) is None \
+                or info.is_init_time(function.name.value):
+            return False
+        return node.attr.value in project.own.moved_attributes.get(info.name, ())  # type: ignore[attr-defined]
+
     def is_on_device(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
         `torch.zeros(n, device=device)`, `x.type(Tensor)` and `Tensor(...)` of a CUDA type
@@ -368,7 +433,8 @@ class TensorOrigins:
             if self.ctx.resolve(node.func) in VARIABLE:
                 return self.is_on_device(node.args[0].value)  # `Variable(t)` is t
         if isinstance(node, (cst.Name, cst.Attribute)):
-            return dotted_name(node) in self.current.on_device or self._moves_with_module(node)
+            return dotted_name(node) in self.current.on_device or self._moves_with_module(node) \
+                or self._moved_by_a_method(node)
         if is_device_move(node):
             receiver = method_call(node, "to", "cuda")
             assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
@@ -471,8 +537,8 @@ def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
             node = node.args[0].value  # `torch.unsqueeze(x, -1)`: where x is
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and node.func.attr.value not in TO_PYTHON and node.func.attr.value not in NOT_TENSOR_METHODS \
-                and node.func.attr.value not in _PLACING_METHODS:
-            node = node.func.value
+                and (node.func.attr.value not in _PLACING_METHODS or changes_dtype_only(node, resolve)):
+            node = node.func.value  # (`labels.type(torch.long)` stays where labels are)
         elif isinstance(node, cst.BinaryOperation):
             return tensor_expression_root(node.left, resolve) or tensor_expression_root(node.right, resolve)
         else:
@@ -533,6 +599,8 @@ def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
             continue  # `n: int`, `cost: Optional[List[float]]`
         if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
             continue
+        if _SIZE_PARAMETER_RE.search(name):
+            continue  # `random_sample(size=None)`: a shape, not the caller's tensor
         names.append(name)
     return names
 

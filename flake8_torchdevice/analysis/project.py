@@ -92,6 +92,9 @@ class FileSummary:
     # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` / `torch.set_default_device(...)`
     # at the module's level (also under `if __name__ == "__main__":`): factories follow it
     sets_default_device: bool = False
+    # class -> attributes of `self` that one of its methods moves to a device (a trainer's
+    # `self.model.to(self.device)` in `build`): where its other methods find them
+    moved_attributes: Dict[str, Set[str]] = field(default_factory=dict)
 
     def defines(self, name: str) -> bool:
         return name in self.classes or name in self.returns or name in self.moved_returns or name in self.savers
@@ -250,6 +253,10 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 callees.append("")  # a name, a literal: its kind is unknown
     if returned:
         summary.returns[key] = tuple(callees)
+    annotation = _dotted(function.returns) if function.returns is not None else None
+    if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
+        # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
+        summary.returns[key] = ("torch.Tensor",)
 
 
 def _own_nodes(scope: ast.AST):
@@ -380,6 +387,10 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                     _summarise_function(summary, item, f"{statement.name}.")  # type: ignore[arg-type]
                     if f"{statement.name}.{item.name}" in summary.savers:
                         summary.savers.add(statement.name)  # `stopper(loss, model, path)` saves
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    moved = _moved_self_attributes(item)
+                    if moved:
+                        summary.moved_attributes.setdefault(statement.name, set()).update(moved)
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if isinstance(node, ast.Expr) and _is_move(node.value) and not _to_cpu(node.value) \
@@ -391,6 +402,25 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
         elif not summary.sets_default_device:
             summary.sets_default_device = _sets_default_device(statement, summary)
     return summary
+
+
+def _moved_self_attributes(method: ast.AST) -> Set[str]:
+    """`m` of `self.m.to(device)` or `self.m = self.m.cuda()` in a method (not to the CPU)."""
+    moved: Set[str] = set()
+    for node in _own_statements(method):
+        if isinstance(node, ast.Expr) and _is_move(node.value):
+            call, targets = node.value, [node.value.func.value]  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Assign) and _is_move(node.value):
+            call, targets = node.value, node.targets
+        else:
+            continue
+        if _to_cpu(call):  # type: ignore[arg-type]
+            continue
+        for target in targets:
+            name = _dotted(target)
+            if name and name.startswith("self.") and name.count(".") == 1:
+                moved.add(name[5:])
+    return moved
 
 
 def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
@@ -705,6 +735,10 @@ class ProjectIndex:
             return None
         module = "." * level + within
         path = _find_module(importer, module)
+        if path is None and "." in within:
+            # `Dataset.get_category` of `from .datasets import Dataset`: a method of a class
+            within, _, owner = within.rpartition(".")
+            path, name = _find_module(importer, "." * level + within), f"{owner}.{name}"
         if path is None:
             return None
         summary = _summary_of(path)

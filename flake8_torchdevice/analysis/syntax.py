@@ -253,6 +253,32 @@ def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.BaseExpression]:
     return None
 
 
+_PARAMETER_ITERATORS = ("parameters", "buffers", "named_parameters", "named_buffers")
+
+
+def parameter_loop_targets(target: cst.BaseExpression, iterable: cst.BaseExpression
+                           ) -> List[Tuple[cst.Name, cst.BaseExpression]]:
+    """(loop target, module) for the targets of a `for` that hold a module's parameters
+    or buffers: `p` of `for p in m.parameters()`, of `for name, p in m.named_parameters()`,
+    of `for g, p in zip(grads, self.parameters())`."""
+    pairs = [(target, iterable)]
+    if type(iterable) is cst.Call and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip" \
+            and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(iterable.args):
+        pairs = [(element.value, arg.value) for element, arg in zip(target.elements, iterable.args)]
+    found = []
+    for item, source in pairs:
+        module = method_call(source, *_PARAMETER_ITERATORS)
+        if module is None:
+            continue
+        if source.func.attr.value.startswith("named_"):  # type: ignore[attr-defined]
+            if not (isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) == 2):
+                continue
+            item = item.elements[1].value
+        if isinstance(item, cst.Name):
+            found.append((item, module))
+    return found
+
+
 def block_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return body.body  # IndentedBlock.body and SimpleStatementSuite.body
 

@@ -22,12 +22,12 @@ from ..analysis import (
     root_name,
 )
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
-from ..analysis.kinds import tensor_operands
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.syntax import (ast_definitions, ast_statements, defaults_to_none, exclusive_arms, self_attribute_key,
                                walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
-                              TENSOR_OPERAND_NAMES, TO_PYTHON, is_dtype, subscript_key)
+                              TENSOR_OPERAND_NAMES, TO_PYTHON, changes_dtype_only, subscript_key,
+                              tensor_operands)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -37,7 +37,9 @@ NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
 # Methods that move a tensor (or say explicitly where it lives).
 MOVERS = {"to", "cuda", "type_as", "cpu", "pin_memory"}
 # Tensor methods that take a tensor from any device: copies across devices.
-_CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as"}
+_CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as",
+                         # their arguments are sizes, also as 0-dim tensors (`t.repeat(1, k)` of a traced k)
+                         "repeat", "view", "reshape", "expand", "tile", "unflatten", "narrow"}
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
 _NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim", re.I)
@@ -114,8 +116,19 @@ class FactoryWithoutDevice(Rule):
     its inputs arrive on the CPU, and those it leaves alone stay there.
 
     The tensor is followed through names (also tuple targets: `w, h = torch.meshgrid(...)`;
-    bound in one arm of an `if` and something else in the other, it may be either after it),
-    views, arithmetic with numbers, torch ops and `.to(dtype)`, which is no move.
+    bound in one arm of an `if` and something else in the other, it may be either after it;
+    a default that only some arms replace, `y = torch.zeros(1)` then `if seq: y = ...`, is
+    still there on the other way through), views, in-place methods that return it
+    (`torch.ones(n, n).triu_(1).bool()`), arithmetic with numbers, torch ops and
+    `.to(dtype)`, which is no move. A module's own parameters are tensors on its device
+    (`for g, p in zip(grads, self.parameters()): p.grad = torch.zeros(g.shape)`), and so is
+    an attribute that another method of the class moves (a trainer's `self.model.to(device)`
+    in `build`, then `self.model(torch.zeros(n, 3))` in `predict`). A value called with
+    `dim=`/`keepdim=` (numpy says `axis=`) is a tensor; so is the second operand of torch's
+    binary ops (`torch.heaviside(x, torch.tensor([1.0]))`). A class's arithmetic dunders
+    (`__add__`) compute on its data; a module's methods do whatever they are called
+    (`get_td_error`); a parameter named as a size or shape (`size`, `out_shape`) holds none
+    of the caller's tensors. Sizes handed to `repeat`/`view`/`expand` do not mix devices.
     What a function computes from its inputs is followed the same way, through tuple
     unpacking, the items of a loop over them, and torch ops (`values, idx = torch.unique(x, return_inverse=True)`), and a
     function nested in another closes over its tensors. Parameters annotated the
@@ -366,7 +379,7 @@ class FactoryWithoutDevice(Rule):
                 call = self.ctx.parent(depth + 1)
                 name = parent.attr.value
                 if name in MOVERS and isinstance(call, cst.Call) and call.func is parent \
-                        and not _changes_dtype_only(call, self.ctx.resolve):
+                        and not changes_dtype_only(call, self.ctx.resolve):
                     return MOVED, None
                 if name == "device" and sensitive and self._device_is_used(depth + 1):
                     # `p = ... if pt else torch.zeros(1)`, then `imgs.to(p.device)`: the new
@@ -383,9 +396,9 @@ class FactoryWithoutDevice(Rule):
                     if met:
                         self._partner = met[0]
                         return BAD, None  # cpu_t.remainder(x), cpu_t.add_(x): the method mixes devices
-                    if name.endswith("_") and not name.startswith("_"):
-                        return NEUTRAL, None  # in-place fill: the tensor is used later, or not
-                    child, depth = call, depth + 2  # x.view(...), x.float(), ...: same device
+                    # x.view(...), x.float(), ...: same device; an in-place method returns the
+                    # tensor itself (`torch.ones(t, n).triu_(1).bool()`)
+                    child, depth = call, depth + 2
                     continue
                 child, depth = parent, depth + 1  # x.T, x.mT
                 continue
@@ -683,18 +696,6 @@ def _is_grad_outputs(qualified: Optional[str], call: cst.Call, arg: cst.Arg) -> 
         return arg.keyword.value == seed[1]
     positional = positional_args(call)
     return arg in positional and positional.index(arg) == seed[0]
-
-
-def _changes_dtype_only(call: cst.Call, resolve) -> bool:
-    """`t.to(torch.float32)`, `t.to(x.dtype)`, `t.to(dtype=...)`: no move."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
-        return False
-    if keyword(call, "device") is not None:
-        return False
-    args = positional_args(call)
-    if args:
-        return is_dtype(args[0].value, resolve)
-    return keyword(call, "dtype") is not None
 
 
 # `self.x = arg.norm(2, dim=1)`, `self.m = arg.float().unsqueeze(0)`: an attribute computed from a name
@@ -1399,7 +1400,10 @@ class DiscardedTo(Rule):
     (`d[key] = torch.tensor(d[key])`, until `key` is bound again). A whole batch is a
     tensor when the loader's `collate_fn` (a function of the project) returns one;
     otherwise it may be a batch object that moves in place (`BatchEncoding`, PyG's
-    `Batch`), and is not reported. A CUDA guard around the statement changes nothing.
+    `Batch`), and is not reported. What torchvision's `ToTensor()` (or a `Compose` holding
+    it) makes of an image is a tensor, and so is what a function of the project returns
+    when its annotation says `-> torch.Tensor` (a dataset's classmethod too). A CUDA guard
+    around the statement changes nothing.
 
     ## Why is this bad
     Tensor moves are not in place: `t.to(device)` returns a copy on the device and
