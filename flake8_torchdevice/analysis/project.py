@@ -209,6 +209,11 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
             name = _dotted(node.value.func.value)  # type: ignore[attr-defined]
             if name:
                 moved_names.add(name)
+            if owner and not _to_cpu(node.value):  # type: ignore[arg-type]
+                _note_moved_attribute(summary, owner, name)  # `self.model.to(self.device)`
+        if owner and isinstance(node, ast.Assign) and _is_move(node.value) and not _to_cpu(node.value):  # type: ignore
+            for target in node.targets:
+                _note_moved_attribute(summary, owner, _dotted(target))  # `self.model = self.model.cuda()`
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and summary.qualify(_dotted(node.value.func) or "") == "torch.save":
             summary.savers.add(key)
@@ -257,6 +262,12 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
+
+
+def _note_moved_attribute(summary: FileSummary, owner: str, name: Optional[str]) -> None:
+    """`self.m` moved to a device in a method of the class `owner` ("Class.")."""
+    if name and name.startswith("self.") and name.count(".") == 1:
+        summary.moved_attributes.setdefault(owner[:-1], set()).add(name[5:])
 
 
 def _own_nodes(scope: ast.AST):
@@ -387,10 +398,6 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                     _summarise_function(summary, item, f"{statement.name}.")  # type: ignore[arg-type]
                     if f"{statement.name}.{item.name}" in summary.savers:
                         summary.savers.add(statement.name)  # `stopper(loss, model, path)` saves
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    moved = _moved_self_attributes(item)
-                    if moved:
-                        summary.moved_attributes.setdefault(statement.name, set()).update(moved)
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if isinstance(node, ast.Expr) and _is_move(node.value) and not _to_cpu(node.value) \
@@ -402,25 +409,6 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
         elif not summary.sets_default_device:
             summary.sets_default_device = _sets_default_device(statement, summary)
     return summary
-
-
-def _moved_self_attributes(method: ast.AST) -> Set[str]:
-    """`m` of `self.m.to(device)` or `self.m = self.m.cuda()` in a method (not to the CPU)."""
-    moved: Set[str] = set()
-    for node in _own_statements(method):
-        if isinstance(node, ast.Expr) and _is_move(node.value):
-            call, targets = node.value, [node.value.func.value]  # type: ignore[attr-defined]
-        elif isinstance(node, ast.Assign) and _is_move(node.value):
-            call, targets = node.value, node.targets
-        else:
-            continue
-        if _to_cpu(call):  # type: ignore[arg-type]
-            continue
-        for target in targets:
-            name = _dotted(target)
-            if name and name.startswith("self.") and name.count(".") == 1:
-                moved.add(name[5:])
-    return moved
 
 
 def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
