@@ -362,3 +362,26 @@ def test_an_attribute_another_method_moved_is_on_the_device(tmp_path):
     assert findings(tmp_path / "trainer.py") == [(7, 12, "TDV201")]
     write(tmp_path, {"trainer.py": TRAINER.replace("self.model.to(device)", "self.model.to('cpu')")})
     assert findings(tmp_path / "trainer.py") == []
+
+
+# nerf-pytorch: run_nerf.py sets a CUDA default tensor type for the whole run; the helpers it
+# imports make their factories' tensors there, although they do not import run_nerf.py
+HELPERS = """\
+import torch
+def sample_pdf(cdf, n):
+    u = torch.rand(list(cdf.shape[:-1]) + [n])
+    return torch.searchsorted(cdf, u)
+"""
+RUN = """\
+import torch
+from helpers import sample_pdf
+if __name__ == "__main__":
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+"""
+
+
+def test_a_default_device_set_by_another_file_of_the_project(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "helpers.py": HELPERS, "run.py": RUN})
+    assert findings(tmp_path / "helpers.py") == []
+    write(tmp_path, {"run.py": RUN.replace("torch.cuda.FloatTensor", "torch.FloatTensor")})
+    assert findings(tmp_path / "helpers.py") == [(3, 8, "TDV201")]

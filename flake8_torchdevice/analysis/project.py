@@ -549,6 +549,32 @@ def _runs_unmoved_of(path: str, class_name: str) -> Tuple[str, ...]:
     return callees
 
 
+_DEFAULT_DEVICE_SETTERS = ("set_default_tensor_type", "set_default_device")
+_mentions_cache: Dict[Tuple[str, Tuple[str, ...]], Tuple[Tuple[int, int], bool]] = {}
+
+
+def _mentions(path: str, words: Tuple[str, ...]) -> bool:
+    """Does the file's text hold one of `words`? Cached by its size and modification time."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    key = (stat.st_size, stat.st_mtime_ns)
+    cached = _mentions_cache.get((path, words))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    found = False
+    if stat.st_size <= _MAX_FILE_BYTES:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+            found = any(word in text for word in words)
+        except OSError:
+            found = False
+    _mentions_cache[(path, words)] = (key, found)
+    return found
+
+
 def _is_project_root(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, marker))
                for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
@@ -693,6 +719,20 @@ class ProjectIndex:
                     return True
         return False
 
+    def default_device_set_in_project(self) -> bool:
+        """Does a file of the project set the default device of new tensors at its top
+        (nerf-pytorch's `run_nerf.py`: `torch.set_default_tensor_type(torch.cuda.FloatTensor)`)?
+        Factories in every file it runs follow it. Only files whose text names one of
+        the two setters are parsed."""
+        if self.path is None:
+            return False
+        for path in _project_files(os.path.abspath(self.path)):
+            if _mentions(path, _DEFAULT_DEVICE_SETTERS):
+                summary = _summary_of(path)
+                if summary is not None and summary.sets_default_device:
+                    return True
+        return False
+
     def never_moves(self, reference: str) -> bool:
         """An imported project function that moves nothing it returns (`FileSummary.unmoving`)."""
         found = self._imported(reference)
@@ -816,6 +856,7 @@ def clear_cache() -> None:
     _found.clear()
     _project_listing.clear()
     _runs_unmoved_cache.clear()
+    _mentions_cache.clear()
 
 
 def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> ProjectIndex:

@@ -260,6 +260,7 @@ class FactoryWithoutDevice(Rule):
         self._classes: List[_ClassFrame] = []
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
         self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
+        self._bound_before: Dict[int, FrozenSet[str]] = {}  # factory -> the names its function had bound
 
     # ------------------------------------------------------------ frames
 
@@ -603,6 +604,9 @@ class FactoryWithoutDevice(Rule):
         frame = self._frame
         if frame.copies_input_to_host and not frame.sensitive:
             return  # CPU work on purpose
+        project = self.ctx.project
+        if project is not None and project.default_device_set_in_project():
+            return  # another file of the project makes every factory's tensor on its device
         if frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
         else:
