@@ -728,3 +728,13 @@ ROUND6_NOT_REPORTED = {
 @pytest.mark.parametrize("code", ROUND6_NOT_REPORTED.values(), ids=list(ROUND6_NOT_REPORTED))
 def test_round6_not_reported(code):
     assert tdv201(code) == []
+
+
+def test_the_message_names_no_local_bound_after_the_factory():
+    # the CPU default meets `emb`, which forward binds later: the message names the input
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = forward("y = torch.zeros(1, 1)\nemb = self.emb(x)\nreturn emb + y")
+    found = lint_source(code, "m.py", Options(enabled=ONLY))
+    assert [(f.line, f.col) for f in found] == [(5, 12)]
+    assert "device=x.device" in found[0].text and "emb.device" not in found[0].text

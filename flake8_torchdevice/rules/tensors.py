@@ -290,6 +290,7 @@ class FactoryWithoutDevice(Rule):
         if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.inputs) and not self._is_bound():
             return  # a 0-dim tensor mixes with any device, except as a clamp bound
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
+        self._bound_before[id(node)] = frozenset(self.ctx.function_scope().bindings)
         self._follow(node, node)
 
     def _default_device_is_set(self) -> bool:
@@ -657,7 +658,9 @@ class FactoryWithoutDevice(Rule):
         tensors = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
         # the tensor it meets first (`X` of `X * torch.rand(n)`, not a module `D` listed before it)
         root = tensor_expression_root(partner, self.ctx.resolve) if partner is not None else None
-        if root is not None and (root.value in tensors or self.ctx.origins.is_on_device(root)):
+        # (a local the tensor meets later, bound after the factory, is no device for it)
+        if root is not None and (root.value in tensors or (self.ctx.origins.is_on_device(root)
+                                                           and root.value in self._bound_before.get(id(call), ()))):
             tensors = [root.value] + [p for p in tensors if p != root.value]
         if tensors:
             twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
