@@ -385,3 +385,10 @@ def test_a_default_device_set_by_another_file_of_the_project(tmp_path):
     assert findings(tmp_path / "helpers.py") == []
     write(tmp_path, {"run.py": RUN.replace("torch.cuda.FloatTensor", "torch.FloatTensor")})
     assert findings(tmp_path / "helpers.py") == [(3, 8, "TDV201")]
+
+
+def test_a_default_device_set_by_a_file_that_does_not_import_this_one(tmp_path):
+    # pyro: an example script sets a CUDA default; the library's own stats module is not its
+    write(tmp_path, {"pyproject.toml": "", "helpers.py": HELPERS,
+                     "example.py": RUN.replace("from helpers import sample_pdf", "import helpers_other")})
+    assert findings(tmp_path / "helpers.py") == [(3, 8, "TDV201")]

@@ -575,6 +575,23 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
     return found
 
 
+_IMPORTED_MODULE_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.M)
+
+
+def _imports_file(importer: str, target: str) -> bool:
+    """Does the file `importer` import the module that is the file `target`?"""
+    try:
+        with open(importer, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return False
+    for match in _IMPORTED_MODULE_RE.finditer(text):
+        found = _find_module(importer, match.group(1) or match.group(2))
+        if found is not None and os.path.abspath(found) == target:
+            return True
+    return False
+
+
 def _is_project_root(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, marker))
                for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
@@ -720,16 +737,19 @@ class ProjectIndex:
         return False
 
     def default_device_set_in_project(self) -> bool:
-        """Does a file of the project set the default device of new tensors at its top
-        (nerf-pytorch's `run_nerf.py`: `torch.set_default_tensor_type(torch.cuda.FloatTensor)`)?
-        Factories in every file it runs follow it. Only files whose text names one of
-        the two setters are parsed."""
+        """Does a file of the project that imports this one set the default device of new
+        tensors at its top (nerf-pytorch's `run_nerf.py`, `from run_nerf_helpers import *`,
+        then `torch.set_default_tensor_type(torch.cuda.FloatTensor)`)? The factories of this
+        file then follow it. (Not any file of the project: a library's example script that
+        sets it says nothing of the library.) Only files whose text names one of the two
+        setters are parsed."""
         if self.path is None:
             return False
-        for path in _project_files(os.path.abspath(self.path)):
-            if _mentions(path, _DEFAULT_DEVICE_SETTERS):
+        mine = os.path.abspath(self.path)
+        for path in _project_files(mine):
+            if path != mine and _mentions(path, _DEFAULT_DEVICE_SETTERS):
                 summary = _summary_of(path)
-                if summary is not None and summary.sets_default_device:
+                if summary is not None and summary.sets_default_device and _imports_file(path, mine):
                     return True
         return False
 
