@@ -720,6 +720,10 @@ ROUND6_NOT_REPORTED = {
     # ultralytics' RT-DETR decoder: a traced count handed to `repeat` is a size
     "a device count handed to repeat": forward(
         "k = x.argmax(-1).max()\nind = torch.arange(4).unsqueeze(-1).repeat(1, k).view(-1)\nreturn x[:, ind]"),
+    # the input rebound on every way through the `if` is no longer the caller's
+    "an input replaced in both arms": (
+        "import torch\ndef pad(x, flag):\n    if flag:\n        x = [0.0]\n    else:\n        x = [1.0]\n"
+        "    return torch.cat([x, torch.zeros(1)])\n"),
     "a transform's __call__ is data work": (
         "import torch\nclass Pad:\n    def __call__(self, img):\n        return torch.cat([img, torch.zeros(1, 3)])\n"),
 }

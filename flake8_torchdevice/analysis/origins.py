@@ -350,12 +350,17 @@ class TensorOrigins:
             (frame.made_here.add if made else frame.made_here.discard)(name)
             derived = not made and self._reads_inputs(read)
             (frame.derived.add if derived else frame.derived.discard)(name)
+            arms = self.ctx.arms()
+            if not derived and not made:
+                for place, in_body in arms:  # set aside by an arm of this `if`: bound again in another
+                    rebound = frame.inputs_set_aside.get(place, {}).get(name)
+                    if rebound is not None:
+                        rebound.add(in_body)
             if name in frame.inputs and not derived and not made:
                 # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
                 # computed from the inputs is no longer the caller's tensor; in an arm of an
                 # `if`, only until the `if` ends, unless every way through rebinds it
                 frame.inputs = frame.inputs - {name}
-                arms = self.ctx.arms()
                 if arms:
                     frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, set()).add(arms[-1][1])
         if name in frame.params and is_device_move(value) and name in names_read(value):
