@@ -127,8 +127,8 @@ class FunctionOrigins:
     # id(If) -> name -> (its `new_tensors` entry, where it was bound, the arms that bound the
     # name again): a CPU tensor set aside while an arm of that `if` holds something else
     set_aside: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
-    # id(If) -> inputs bound to something else in its arms -> those arms (True: the body)
-    inputs_set_aside: Dict[int, Dict[str, Set[bool]]] = field(default_factory=dict)
+    # id(If) -> inputs bound to something else in its arms -> (None, (), those arms)
+    inputs_set_aside: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
     copies_input_to_host: bool = False
     # a helper that moves some of its parameters itself (`x = x.float().to(self.device)`):
     # its inputs arrive on the CPU, and those it does not move stay there
@@ -177,14 +177,12 @@ class TensorOrigins:
         the two bindings are on arms of one `if` that exclude each other (`t = torch.eye(n)`
         in the body, `t = torch.ones_like(x)` in the `else`: after the `if`, either)."""
         frame = self.current
-        here = self.ctx.arms()
-        for place, in_body in here:  # bound again in another arm of an `if` that set it aside
-            held = frame.set_aside.get(place, {}).get(name)
-            if held is not None:
-                held[2].add(in_body)
+        if frame.set_aside:  # bound again in another arm of an `if` that set it aside
+            _count_rebinding(frame.set_aside, name, self.ctx.arms())
         entry = frame.new_tensors.get(name)
         if entry is None or entry[1] is statement:
             return
+        here = self.ctx.arms()
         bound_at = frame.new_tensor_arms.get(name, ())
         if exclusive_arms(bound_at, here):
             return
@@ -213,7 +211,7 @@ class TensorOrigins:
                 continue
             frame.new_tensors[name] = entry
             frame.new_tensor_arms[name] = bound_at
-        for name, arms in frame.inputs_set_aside.pop(id(node), {}).items():
+        for name, (_, _, arms) in frame.inputs_set_aside.pop(id(node), {}).items():
             if not (isinstance(node.orelse, cst.Else) and arms == {True, False}):
                 frame.inputs = frame.inputs | {name}  # `if not isinstance(other, Tensor): other = ...`
 
@@ -350,19 +348,17 @@ class TensorOrigins:
             (frame.made_here.add if made else frame.made_here.discard)(name)
             derived = not made and self._reads_inputs(read)
             (frame.derived.add if derived else frame.derived.discard)(name)
-            arms = self.ctx.arms()
-            if not derived and not made:
-                for place, in_body in arms:  # set aside by an arm of this `if`: bound again in another
-                    rebound = frame.inputs_set_aside.get(place, {}).get(name)
-                    if rebound is not None:
-                        rebound.add(in_body)
+            if not derived and not made and frame.inputs_set_aside:
+                _count_rebinding(frame.inputs_set_aside, name, self.ctx.arms())
             if name in frame.inputs and not derived and not made:
                 # `y = y.type(torch.LongTensor)`: a parameter rebound to something that is not
                 # computed from the inputs is no longer the caller's tensor; in an arm of an
                 # `if`, only until the `if` ends, unless every way through rebinds it
                 frame.inputs = frame.inputs - {name}
+                arms = self.ctx.arms()
                 if arms:
-                    frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, set()).add(arms[-1][1])
+                    held = frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, (None, (), set()))
+                    held[2].add(arms[-1][1])
         if name in frame.params and is_device_move(value) and name in names_read(value):
             frame.moves_inputs = True
         if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
@@ -524,6 +520,15 @@ class TensorOrigins:
 
 # Methods whose result's device is not the receiver's (`x.cpu()`: host-side work on purpose).
 _PLACING_METHODS = frozenset({"cpu", "to", "cuda", "type", "type_as", "new_tensor"})
+
+
+def _count_rebinding(set_aside: Dict[int, Dict[str, tuple]], name: str, here: Tuple[Tuple[int, bool], ...]) -> None:
+    """`name` is bound again at `here` (`Analyzer.arms()`): in each `if` that set it aside,
+    this arm binds it too (the third item of its entry: the arms that did)."""
+    for place, in_body in here:
+        held = set_aside.get(place, {}).get(name)
+        if held is not None:
+            held[2].add(in_body)
 
 
 def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
