@@ -445,10 +445,8 @@ def _summary_of(path: str) -> Optional[FileSummary]:
     if stat.st_size > _MAX_FILE_BYTES:
         summary = FileSummary(path)
     else:
-        try:
-            with open(path, "rb") as handle:
-                source = handle.read().decode("utf-8", "replace")
-        except OSError:
+        source = _read_text(path)
+        if source is None:
             return None
         summary = summarise(source, path)
     _summaries[path] = (key, summary)
@@ -537,13 +535,12 @@ def _runs_unmoved_of(path: str, class_name: str) -> Tuple[str, ...]:
         return cached[1]
     callees: Tuple[str, ...] = ()
     if stat.st_size <= _MAX_FILE_BYTES:
+        text = _read_text(path) or ""
         try:
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
             if class_name in text:
                 callees = tuple(sorted(c for c in runs_unmoved(ast.parse(text))
                                        if c.rpartition(".")[2] == class_name))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             callees = ()
     _runs_unmoved_cache[(path, class_name)] = (key, callees)
     return callees
@@ -565,12 +562,7 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
         return cached[1]
     found = False
     if stat.st_size <= _MAX_FILE_BYTES:
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
-            found = any(word in text for word in words)
-        except OSError:
-            found = False
+        found = any(word in (_read_text(path) or "") for word in words)
     _mentions_cache[(path, words)] = (key, found)
     return found
 
@@ -578,14 +570,18 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
 _IMPORTED_MODULE_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.M)
 
 
+def _read_text(path: str) -> Optional[str]:
+    """A project file's text (undecodable bytes replaced); None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
 def _imports_file(importer: str, target: str) -> bool:
     """Does the file `importer` import the module that is the file `target`?"""
-    try:
-        with open(importer, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
-        return False
-    for match in _IMPORTED_MODULE_RE.finditer(text):
+    for match in _IMPORTED_MODULE_RE.finditer(_read_text(importer) or ""):
         found = _find_module(importer, match.group(1) or match.group(2))
         if found is not None and os.path.abspath(found) == target:
             return True
