@@ -70,6 +70,11 @@ def findings(path, options=ALL):
     ({"pkg/__init__.py": "", "pkg/core.py": BASE,
       "pkg/base.py": "from .core import Backbone as Core\n\nclass Backbone(Core):\n    pass\n",
       "pkg/net.py": NET.format(source=".base")}, "pkg/net.py"),
+    # a generic base, subscripted where it is derived from (`Operator[Tensor]`)
+    ({"ops/__init__.py": "", "ops/core.py": "import typing\nimport torch.nn as nn\nT = typing.TypeVar('T')\n"
+      "class Operator(typing.Generic[T], nn.Module):\n    pass\n",
+      "ops/base.py": "from .core import Operator\n\nclass Backbone(Operator[int]):\n    pass\n",
+      "ops/net.py": NET.format(source=".base")}, "ops/net.py"),
 ])
 def test_module_base_from_another_file(tmp_path, files, linted):
     write(tmp_path, files)

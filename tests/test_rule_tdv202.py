@@ -53,6 +53,23 @@ REPORTED = {
                "if not self.t.shape == x.shape:\n    self.t = torch.zeros_like(x, device=self.t.device)\n"
                "self.t = self.t * 0.5 + x\nreturn self.t").replace("def forward(self, x)", "def forward(self, x, h=None)"),
         [(7, 8)]),
+    # a snapshot of a parameter made while the module is built stays where the parameter was
+    "zeros_like of a parameter in __init__": (
+        module("self.w = nn.Parameter(torch.randn(n))\nself.prev = torch.zeros_like(self.w)",
+               "return torch.eq(self.prev, self.w).all() * x"), [(8, 8)]),
+    # mrpro's operators: a generic module base, subscripted where it is derived from
+    "a subscripted generic module base": (
+        "import typing\nimport torch\nimport torch.nn as nn\nT = typing.TypeVar('T')\n"
+        "class Op(nn.Module, typing.Generic[T]):\n    pass\nclass Fourier(Op[torch.Tensor]):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.omega = torch.linspace(0, 1, 8)\n"
+        "    def forward(self, x):\n        return x * self.omega\n", [(10, 8)]),
+    # a torchmetrics Metric is an nn.Module: .to() moves its states, not its plain tensors
+    "a torchmetrics metric's default thresholds": (
+        "import torch\nfrom torchmetrics import Metric\nclass Rate(Metric):\n"
+        "    def __init__(self, thresholds=None):\n        super().__init__()\n"
+        "        self.thresholds = thresholds or torch.linspace(0.0, 1.0, 51)\n"
+        "    def update(self, preds, target):\n        self.hits = (preds.unsqueeze(-1) > self.thresholds).sum()\n",
+        [(6, 8)]),
     # ChemBERTa's regression head: a transformers model is an nn.Module
     "a transformers model's subclass": (
         "import torch\nfrom transformers.models.roberta.modeling_roberta import RobertaPreTrainedModel\n"
@@ -405,6 +422,14 @@ NOT_REPORTED = {
         "    def forward(self, x):\n        return x * self.w + self.points\n"),
     "read only by init_weights, which runs once": module(
         "self.t = torch.ones(n)", "return x", extra="def init_weights(self, pretrained=None):\n    nn.init.normal_(self.t)"),
+    "zeros_like made again in forward from the input": module(
+        "self.w = nn.Parameter(torch.randn(n))", "self.h = torch.zeros_like(x)\nreturn x * self.w + self.h"),
+    "zeros_like of a parameter, handed to nn.Parameter": module(
+        "self.w = nn.Parameter(torch.randn(n))\nself.b = nn.Parameter(torch.zeros_like(self.w))",
+        "return x * self.w + self.b"),
+    "a torchvision weights enum is no module base": (
+        "import torch\nfrom torchvision.models import ResNet18_Weights\nclass W(ResNet18_Weights):\n"
+        "    def __init__(self):\n        self.t = torch.ones(3)\n    def forward(self, x):\n        return x + self.t\n"),
     "torch.tensor of a method's result that may be a number": module(
         "self.t = torch.tensor(self._count())", "return x * self.t", extra="def _count(self):\n    return 3"),
 }

@@ -67,6 +67,10 @@ _LIBRARY_MODULE_BASES = frozenset({
 
 # transformers' model classes, all `nn.Module`s (not its configs, tokenizers, outputs).
 _TRANSFORMERS_MODEL_RE = re.compile(r"(?:PreTrainedModel|Model|For[A-Z]\w*)$")
+# Packages whose classes (by a capitalised name) under these prefixes are all `nn.Module`s:
+# torchmetrics' metrics, gpytorch's models, kernels, means and likelihoods, pyro's
+# PyroModule, torchvision's and timm's models.
+_MODULE_PACKAGES = ("torchmetrics.", "gpytorch.", "pyro.nn.", "torchvision.models.", "timm.models.")
 
 
 def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
@@ -75,12 +79,15 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
     """`class Net(nn.Module)`, `(pl.LightningModule)`, `(nn.Sequential)`, `(MyBlock)` when
     `MyBlock` is a module defined earlier in the file or (`project_module`) in a file of
     the project it imports, `(BaseModule)` by its name."""
-    for base in node.bases:
-        if base.keyword is not None:
+    for argument in node.bases:
+        if argument.keyword is not None:
             continue
-        if project_module(base.value):
+        base = argument.value
+        if isinstance(base, cst.Subscript):
+            base = base.value  # `Operator[Tensor, Tensor]`: a generic base is its class
+        if project_module(base):
             return True
-        qualified = resolve(base.value)
+        qualified = resolve(base)
         if qualified:
             last = qualified.rsplit(".", 1)[-1]
             if torch_nn_class(qualified) not in (None, *NN_NON_MODULES):
@@ -92,7 +99,10 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
                 return True
             if qualified.startswith("transformers.") and _TRANSFORMERS_MODEL_RE.search(last):
                 return True  # `RobertaPreTrainedModel`, `BertModel`, `BertForSequenceClassification`
-        name = dotted_name(base.value)
+            if qualified.startswith(_MODULE_PACKAGES) and last[:1].isupper() and not last.endswith(
+                    ("Weights", "Config", "Cfg")):
+                return True  # `torchmetrics.Metric`, `gpytorch.models.ExactGP`, `torchvision.models.ResNet`
+        name = dotted_name(base)
         if name is None:
             continue
         if name in module_classes:

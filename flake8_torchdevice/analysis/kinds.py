@@ -487,6 +487,8 @@ class ValueKinds:
             return self.is_fixed_tensor(node.expression, any_device)
         if kind is cst.IfExp:
             return self.is_fixed_tensor(node.body, any_device) or self.is_fixed_tensor(node.orelse, any_device)
+        if kind is cst.BooleanOperation:  # `thresholds or torch.linspace(0, 1, 51)`: the default is one
+            return self.is_fixed_tensor(node.left, any_device) or self.is_fixed_tensor(node.right, any_device)
         if kind is cst.BinaryOperation:
             return self._only_fixed_tensors([node.left, node.right], any_device)
         if kind in (cst.List, cst.Tuple, cst.Set):
@@ -552,7 +554,10 @@ class ValueKinds:
             if head == "torch" and last in LEGACY_TENSOR_TYPES:
                 return bool(call.args)  # `torch.Tensor()`: an empty placeholder, no data of its own
             if last.endswith("_like"):
-                return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)
+                # made here whatever its model is: `zeros_like(self.weight)` while the module is
+                # built is a new plain tensor on the weight's device of that moment
+                return bool(call.args) and (self.is_fixed_tensor(call.args[0].value, any_device) or (
+                    any_device and self._in_construction() and self.kind_of(call.args[0].value) == TENSOR))
             if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS or (head == "torch" and returns_tensor(last)):
                 # `torch.pow(x - w / 2, 2)` of a fixed tensor: computed where its operands are
                 return self._only_fixed_tensors([a.value for a in call.args if a.keyword is None], any_device)

@@ -391,7 +391,9 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
     bind_imports(tree.body, False)
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
-            bases = tuple(name for name in (_dotted(base) for base in statement.bases) if name)
+            # (`Operator[Tensor, ...]`: a generic base is its class)
+            bases = tuple(name for name in (_dotted(base.value if isinstance(base, ast.Subscript) else base)
+                                            for base in statement.bases) if name)
             summary.classes[statement.name] = bases
             for item in statement.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):

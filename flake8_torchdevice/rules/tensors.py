@@ -25,9 +25,9 @@ from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, Cl
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.syntax import (ast_definitions, ast_statements, defaults_to_none, exclusive_arms, self_attribute_key,
                                walk_ast)
-from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS,
-                              TENSOR_OPERAND_NAMES, TO_PYTHON, changes_dtype_only, subscript_key,
-                              tensor_operands)
+from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_FUNCTIONS,
+                              TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, changes_dtype_only,
+                              subscript_key, tensor_operands)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -1093,6 +1093,8 @@ class UnregisteredTensorAttribute(Rule):
 
 # Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
 _CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
+# `torch.zeros_like(self.weight)` in `__init__`: a new plain tensor, on any device
+_LIKE_FACTORIES = frozenset(name for name in TENSOR_FUNCTIONS if name.endswith("_like"))
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
 # Text without which a method cannot hold what `keeps_class` looks for: `is` or
 # `(has|get)attr` in a cache's test; a callee's name followed by its call's `(` (after
@@ -1109,7 +1111,7 @@ _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
     pattern = _FACTORY_WORDS.get(aliases)
     if pattern is None:
-        names = sorted(_CLASS_TRIGGER_CALLS | aliases)
+        names = sorted(_CLASS_TRIGGER_CALLS | _LIKE_FACTORIES | aliases)
         pattern = _FACTORY_WORDS[aliases] = re.compile(
             r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])|\bgetattr\(\s*torch\s*,")
     return pattern
@@ -1262,6 +1264,7 @@ def _new_tensor_uses(scan: _FunctionScan, aliases: FrozenSet[str], any_device: b
     factories = {id(call) for call in scan.calls if id(call) not in scan.excluded and (
         ((_ast_callee(call) in _CLASS_TRIGGER_CALLS or _ast_callee(call) in aliases or _ast_is_dynamic_torch(call))
          and (any_device or not any(k.arg in ("device", None) for k in call.keywords)))
+        or (any_device and _ast_callee(call) in _LIKE_FACTORIES)
         or (isinstance(call.func, ast.Attribute) and call.func.attr in helpers))}
     if not factories:
         return False, False
