@@ -251,6 +251,15 @@ REPORTED.update({
 })
 
 
+# The seventh round: theseus' zeroed messages, a value of unknown kind repeated (an array or a
+# tensor, and only a tensor has `.to()`) and its move dropped.
+REPORTED.update({
+    "bound from a method arrays and tensors share": (
+        function("m = var.__class__()\nm = m.data.repeat(n)\nm.to(device=device)\nreturn model(m)\n",
+                 params="model, var, n, device"), [(5, 4)]),
+})
+
+
 @pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
 def test_reported(code, expected):
     assert tdv203(code) == [(line, col, "TDV203") for line, col in expected]
@@ -406,6 +415,9 @@ NOT_REPORTED = {
 
 
 NOT_REPORTED.update({
+    "rebound after the shared method": (
+        function("m = m.data.repeat(n)\nm = build(m)\nm.to(device)\nreturn model(m)\n",
+                 params="model, m, n, device")),
     "a Compose without ToTensor keeps images": (
         "import torchvision.transforms as T\ndef load(im, device):\n    transform = T.Compose([T.Resize(256)])\n"
         "    im = transform(im)\n    im.to(device)\n    return im\n"),

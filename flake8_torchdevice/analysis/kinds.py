@@ -114,6 +114,10 @@ def _takes_dim(call: cst.Call) -> bool:
     return any(arg.keyword is not None and arg.keyword.value in _TENSOR_METHOD_KEYWORDS for arg in call.args)
 
 
+# Methods that arrays and tensors share, returning another one (no module, list, dict or
+# batch object has them).
+_ARRAY_METHODS = frozenset({"repeat", "reshape", "transpose", "flatten", "squeeze", "swapaxes", "cumsum",
+                            "argmax", "argmin", "argsort"})
 # Attributes of a tensor that are tensors.
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # Methods of a module that return the module itself.
@@ -214,9 +218,10 @@ class ScopeKinds:
     tensor_loaders: Set[str] = field(default_factory=set)  # ... whose `collate_fn` returns a tensor
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
-    # names used in arithmetic (`v[1:] * not_dones`): numbers, arrays or tensors; of these, only
-    # a tensor has `.to()` (modules, batches and PyG graphs do no arithmetic)
-    arithmetic: Set[str] = field(default_factory=set)
+    # names used in arithmetic (`v[1:] * not_dones`) or bound from a method that arrays and
+    # tensors share (`m = v.data.repeat(n)`): numbers, arrays or tensors; of these, only a tensor
+    # has `.to()` (modules, batches and PyG graphs do no arithmetic and have no such methods)
+    array_like: Set[str] = field(default_factory=set)
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
     keyed_by: Dict[str, Set[str]] = field(default_factory=dict)  # `key` -> the items `d[key]` in `names`
@@ -645,7 +650,7 @@ class ValueKinds:
             facts.batches.discard(target.value)
             facts.instances.pop(target.value, None)
             for other in (facts.loaders, facts.tensor_loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs,
-                          facts.arithmetic):
+                          facts.array_like):
                 other.discard(target.value)
             for key in facts.keyed_by.pop(target.value, ()):
                 facts.names.pop(key, None)  # `d[key]` is another item once `key` is bound again
@@ -712,6 +717,8 @@ class ValueKinds:
                 facts.tensor_loaders.add(name)
         if name is not None and self._is_next_batch(value):
             facts.batches.add(name)
+        if name is not None and isinstance(value.func, cst.Attribute) and value.func.attr.value in _ARRAY_METHODS:
+            facts.array_like.add(name)
         if name is not None and string_value(getattr(keyword(value, "return_tensors"), "value", None)) == "pt":
             facts.tensor_dicts.add(name)  # a tokenizer's BatchEncoding: its items are tensors
 
@@ -878,7 +885,7 @@ class ValueKinds:
             while isinstance(operand, cst.Subscript):
                 operand = operand.value  # `v_preds[1:] * not_dones`
             if isinstance(operand, cst.Name):
-                self.facts().arithmetic.add(operand.value)
+                self.facts().array_like.add(operand.value)
 
 
 def subscript_key(node: cst.Subscript) -> Optional[str]:

@@ -1403,7 +1403,8 @@ class DiscardedTo(Rule):
     tensors, or a name used the way only tensors are, before or after the statement: a
     tensor-only method (`t.unsqueeze(0)`, `t.dim()`), `torch.zeros_like(t)`,
     array indexing (`t[:, 0]`), arithmetic (`t[1:] * mask`: of what has `.to()`, only a
-    tensor does arithmetic), or as an input of a known module (`model(t)`); inside
+    tensor does arithmetic), bound from a method arrays and tensors share
+    (`m = v.data.repeat(n)`, `x.reshape(...)`: no array has `.to()`), or as an input of a known module (`model(t)`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
     `batch["x"]`; so does an item assigned a tensor under a key variable
@@ -1518,7 +1519,7 @@ class DiscardedTo(Rule):
     def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
         """What may show, once the file is read, that `receiver` holds a tensor: a name used
         with a tensor-only method, indexed like an array (`x[:, 0]`), used in arithmetic
-        (`v[1:] * mask`) or passed to a known module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
+        (`v[1:] * mask`) or bound from an array method (`v.repeat(n)`) or passed to a known module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
         in `__init__` (which may come later in the class)."""
         kinds = self.ctx.kinds
         facts = kinds.facts()
@@ -1531,7 +1532,7 @@ class DiscardedTo(Rule):
                 return kinds.attribute_kind(*attribute) == TENSOR
             return name is not None and facts.names.get(name) is None and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
-                or name in facts.arithmetic)  # what has `.to()` and does arithmetic is a tensor
+                or name in facts.array_like)  # what has `.to()` and does arithmetic is a tensor
         return is_tensor
 
     def _report(self, statement: cst.Expr, call: cst.Call) -> None:
