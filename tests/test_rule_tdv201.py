@@ -742,3 +742,48 @@ def test_the_message_names_no_local_bound_after_the_factory():
     found = lint_source(code, "m.py", Options(enabled=ONLY))
     assert [(f.line, f.col) for f in found] == [(5, 12)]
     assert "device=x.device" in found[0].text and "emb.device" not in found[0].text
+
+
+# The seventh round: a CPU tensor that a function fills, element by element, with what it
+# computes from the caller's tensors and hands back (torchxrayvision's op_norm, DomiKnowS'
+# losses): the results come back on the CPU wherever the inputs were.
+ROUND7_REPORTED = {
+    "filled from a tensor input and returned by a helper": (
+        "import torch\ndef op_norm(outputs: torch.Tensor, th):\n    out = torch.zeros(outputs.shape)\n"
+        "    for i in range(len(outputs)):\n        out[i] = outputs[i] / (th[i] * 2)\n    return out\n",
+        [(3, 10)]),
+    "filled from forward's input and returned by a module's method": (
+        "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def _scores(self, x):\n"
+        "        s = torch.empty(len(x))\n        for i in range(len(x)):\n            s[i] = (x[i].unsqueeze(0) @ self.w).sum()\n"
+        "        return s\n", [(5, 12)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND7_REPORTED.values(), ids=list(ROUND7_REPORTED))
+def test_round7_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+ROUND7_NOT_REPORTED = {
+    # host-side results on purpose: numbers, or values moved to the CPU first
+    "filled with numbers from the input": (
+        "import torch\ndef stats(x: torch.Tensor):\n    out = torch.zeros(len(x))\n    for i in range(len(x)):\n"
+        "        out[i] = x[i].sum().item()\n    return out\n"),
+    "filled with values moved to the CPU": (
+        "import torch\ndef stats(x: torch.Tensor):\n    out = torch.zeros(len(x))\n    for i in range(len(x)):\n"
+        "        out[i] = x[i].sum().cpu()\n    return out\n"),
+    "filled from values of unknown kind": (
+        "import torch\ndef stats(rows):\n    out = torch.zeros(len(rows))\n    for i in range(len(rows)):\n"
+        "        out[i] = rows[i] * 2\n    return out\n"),
+    "filled and kept, not returned": (
+        "import torch\ndef stats(x: torch.Tensor, log):\n    out = torch.zeros(len(x))\n    for i in range(len(x)):\n"
+        "        out[i] = x[i].sum()\n    log.append(out)\n"),
+    "a dataset's item filled from its arrays": (
+        "import torch\nclass Pairs(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        out = torch.zeros(3)\n        out[0] = self.x[i]\n        return out\n"),
+}
+
+
+@pytest.mark.parametrize("code", ROUND7_NOT_REPORTED.values(), ids=list(ROUND7_NOT_REPORTED))
+def test_round7_not_reported(code):
+    assert tdv201(code) == []

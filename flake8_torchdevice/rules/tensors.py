@@ -22,6 +22,7 @@ from ..analysis import (
     root_name,
 )
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
+from ..analysis.devices import moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.syntax import (ast_definitions, ast_statements, defaults_to_none, exclusive_arms, self_attribute_key,
                                walk_ast)
@@ -92,6 +93,10 @@ class FactoryWithoutDevice(Rule):
       (`x.shape[0]`), a host copy (`x.cpu()`), or a tensor the function made itself;
     - in a plain function receiving a tensor: when it is kept as an attribute of that
       tensor (`param.grad_sample = torch.zeros(...)`);
+    - in both: when it is filled with what is computed from the inputs and returned
+      (`out = torch.zeros(x.shape)`, `out[i] = x[i] / 2`, `return out`): the results come
+      back on the CPU wherever the inputs were (filled with numbers, `.item()`, or values
+      moved to the CPU first, it is host-side work);
     - in a method of an `nn.Module` that runs after it was built (not `__init__` nor what
       it calls; a lazy module's `initialize_parameters(self, x)` runs at the first
       forward): when it is stored in place of one of the module's buffers
@@ -261,6 +266,9 @@ class FactoryWithoutDevice(Rule):
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
         self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
         self._bound_before: Dict[int, FrozenSet[str]] = {}  # factory -> the names its function had bound
+        # (function, name) -> a value computed from the inputs written into the CPU tensor
+        # `name` holds (`out[i] = x[i] / 2`): returned, it brings the inputs' results to the CPU
+        self._filled: Dict[Tuple[int, str], cst.CSTNode] = {}
 
     # ------------------------------------------------------------ frames
 
@@ -354,9 +362,9 @@ class FactoryWithoutDevice(Rule):
     def _follow(self, expr: cst.CSTNode, factory: cst.Call) -> None:
         """Decide what happens to a CPU tensor made by `factory` from where `expr` is used."""
         self._partner = None
-        fate, assigned = self._fate(expr)
         frame = self._frame
         key = expr.value if isinstance(expr, cst.Name) else self_attribute_key(expr)
+        fate, assigned = self._fate(expr, key)
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
@@ -365,9 +373,9 @@ class FactoryWithoutDevice(Rule):
             for name in assigned[0]:
                 self.ctx.origins.follow(name, factory, assigned[1])
 
-    def _fate(self, expr: cst.CSTNode) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
-        """Walk up from `expr` through the expressions that keep its device
-        (`.view()`, `* 2`, `[...]`) to the first place that decides."""
+    def _fate(self, expr: cst.CSTNode, key: Optional[str] = None) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
+        """Walk up from `expr` (the local `key`, if a name) through the expressions that
+        keep its device (`.view()`, `* 2`, `[...]`) to the first place that decides."""
         sensitive = self._frame.sensitive
         child = expr
         depth = 1
@@ -457,6 +465,13 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.List, cst.Tuple)):
                 child, depth = parent, depth + 1
                 continue
+            if isinstance(parent, cst.AssignTarget):
+                assign = self.ctx.parent(depth + 1)
+                if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
+                        and (sensitive or self._frame.helper) and not moves_to_cpu(assign.value) \
+                        and self.ctx.origins.involves_input(assign.value):
+                    self._filled.setdefault((id(self._frame), key), assign.value)  # `out[i] = x[i] / 2`
+                return NEUTRAL, None
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
                            else [parent.target])
@@ -489,6 +504,12 @@ class FactoryWithoutDevice(Rule):
                 # torch.arange(n)`); what a helper method returns is judged where forward
                 # uses it, which we do not follow.
                 told = self._frame.device_param is not None
+                filled = self._filled.get((id(self._frame), key)) if key is not None else None
+                if filled is not None:
+                    # `out = torch.zeros(x.shape)`, `out[i] = f(x[i])`, `return out`: the results
+                    # computed from the caller's tensors come back on the CPU
+                    self._partner = filled
+                    return BAD, None
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
 
