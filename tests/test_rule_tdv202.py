@@ -63,6 +63,17 @@ REPORTED = {
         "class Op(nn.Module, typing.Generic[T]):\n    pass\nclass Fourier(Op[torch.Tensor]):\n"
         "    def __init__(self):\n        super().__init__()\n        self.omega = torch.linspace(0, 1, 8)\n"
         "    def forward(self, x):\n        return x * self.omega\n", [(10, 8)]),
+    # gpsr's generative model: what a torch op computes from the caller's tensor while the
+    # module is built is a new plain tensor
+    "a torch op of a tensor argument": (
+        "import torch\nimport torch.nn as nn\nclass G(nn.Module):\n    def __init__(self, cov):\n"
+        "        super().__init__()\n        self.L = torch.linalg.cholesky(cov)\n"
+        "    def forward(self, z):\n        return torch.matmul(z, self.L.T)\n", [(6, 8)]),
+    # stable-worldmodel's frame-causal mask: a helper's tensor placed while the module is built
+    "a helper's tensor sent to a device while built": (
+        module("self.t = self._mask(n).to('cuda')", "return x.masked_fill(self.t == 0, 0.0)",
+               extra="def _mask(self, n):\n    rows = []\n    for i in range(n):\n"
+                     "        rows.append(torch.ones(n))\n    return torch.stack(rows).unsqueeze(0)"), [(7, 8)]),
     # a torchmetrics Metric is an nn.Module: .to() moves its states, not its plain tensors
     "a torchmetrics metric's default thresholds": (
         "import torch\nfrom torchmetrics import Metric\nclass Rate(Metric):\n"
@@ -427,6 +438,14 @@ NOT_REPORTED = {
     "zeros_like of a parameter, handed to nn.Parameter": module(
         "self.w = nn.Parameter(torch.randn(n))\nself.b = nn.Parameter(torch.zeros_like(self.w))",
         "return x * self.w + self.b"),
+    "torch's queries and registered ops of an argument": (
+        "import torch\nimport torch.nn as nn\nclass G(nn.Module):\n    def __init__(self, cov):\n"
+        "        super().__init__()\n        self.n = torch.numel(cov)\n"
+        "        self.L = nn.Parameter(torch.linalg.cholesky(cov))\n"
+        "        self.register_buffer('inv', torch.linalg.inv(cov))\n"
+        "    def forward(self, z):\n        return torch.matmul(z, self.L.T) * self.n + self.inv\n"),
+    "a sub-module or an argument of unknown kind moved while built": module(
+        "self.enc = nn.Linear(n, n).cuda()\nself.t = values.to('cuda')", "return self.enc(x) + self.t"),
     "a torchvision weights enum is no module base": (
         "import torch\nfrom torchvision.models import ResNet18_Weights\nclass W(ResNet18_Weights):\n"
         "    def __init__(self):\n        self.t = torch.ones(3)\n    def forward(self, x):\n        return x + self.t\n"),

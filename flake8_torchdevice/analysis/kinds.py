@@ -573,6 +573,8 @@ class ValueKinds:
         if method in NOT_TENSOR_METHODS or method.startswith("new_"):
             return False
         if any_device:
+            if method in ("to", "cuda") and self._in_construction() and self.kind_of(receiver) == TENSOR:
+                return True  # `self.mask = self._make_mask(n).to("cuda")`: placed while the module is built
             return self.is_fixed_tensor(receiver, True)  # moved or not, made here
         if method == "type_as":
             return False

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
+from .syntax import ast_dotted_name
+
 TENSOR, MODULE = "tensor", "module"
 ARRAY = "array"  # a NumPy array (or what `np.*` returns): data, never a single number
 
@@ -108,15 +110,6 @@ class FileSummary:
         return f"{imported}.{rest}" if rest else imported
 
 
-def _dotted(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
 def _is_move(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MOVE_METHODS \
         and not _is_dtype_cast(node)
@@ -132,7 +125,7 @@ def _is_dtype_cast(call: ast.Call) -> bool:
         return False
     keywords = {k.arg for k in call.keywords}
     if call.args:
-        first = _dotted(call.args[0]) or ""
+        first = ast_dotted_name(call.args[0]) or ""
         return len(call.args) == 1 and first.startswith("torch.") and first[6:] in _DTYPES \
             and "device" not in keywords
     return keywords and keywords <= {"dtype", "non_blocking", "copy", "memory_format"}
@@ -192,7 +185,7 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     """What `function` returns; `owner` is "Class." for a method (its key becomes
     "Class.method", and its first argument after `self` counts as the first)."""
     params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    if owner and params and "staticmethod" not in [_dotted(d) for d in function.decorator_list]:
+    if owner and params and "staticmethod" not in [ast_dotted_name(d) for d in function.decorator_list]:
         params = params[1:]
     first = params[0] if params else None
     key = owner + function.name
@@ -206,16 +199,16 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assignments.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
         elif isinstance(node, ast.Expr) and _is_move(node.value):
-            name = _dotted(node.value.func.value)  # type: ignore[attr-defined]
+            name = ast_dotted_name(node.value.func.value)  # type: ignore[attr-defined]
             if name:
                 moved_names.add(name)
             if owner and not _to_cpu(node.value):  # type: ignore[arg-type]
                 _note_moved_attribute(summary, owner, name)  # `self.model.to(self.device)`
         if owner and isinstance(node, ast.Assign) and _is_move(node.value) and not _to_cpu(node.value):  # type: ignore
             for target in node.targets:
-                _note_moved_attribute(summary, owner, _dotted(target))  # `self.model = self.model.cuda()`
+                _note_moved_attribute(summary, owner, ast_dotted_name(target))  # `self.model = self.model.cuda()`
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
-                and summary.qualify(_dotted(node.value.func) or "") == "torch.save":
+                and summary.qualify(ast_dotted_name(node.value.func) or "") == "torch.save":
             summary.savers.add(key)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, ast.Attribute) and isinstance(node.value.func.value, ast.Name) \
@@ -226,7 +219,7 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
             and not any(_is_move(value) or _is_move(_chain_root(value))
                         for bound in assignments.values() for _, value in bound) \
             and not any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                        and (_dotted(node.value.func) or "").split(".")[0] not in _QUIET_CALLS
+                        and (ast_dotted_name(node.value.func) or "").split(".")[0] not in _QUIET_CALLS
                         for node in _own_statements(function)):
         summary.unmoving.add(key)  # (a move in a return is caught below, by `moved_returns`)
     callees: List[str] = []
@@ -248,17 +241,17 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
             if _is_move(arm):
                 # `return net.cuda()`, `return t.to(device)`: moved, whatever it is
                 summary.moved_returns.add(key)
-                if first is not None and _dotted(arm.func.value) == first:  # type: ignore[attr-defined]
+                if first is not None and ast_dotted_name(arm.func.value) == first:  # type: ignore[attr-defined]
                     summary.argument_movers.add(key)
             elif isinstance(arm, ast.Name) and arm.id in moved_names:
                 summary.moved_returns.add(key)  # `net.cuda()` as a statement, then `return net`
-            elif isinstance(arm, ast.Call) and _dotted(arm.func):
-                callees.append(_dotted(arm.func))  # type: ignore[arg-type]
+            elif isinstance(arm, ast.Call) and ast_dotted_name(arm.func):
+                callees.append(ast_dotted_name(arm.func))  # type: ignore[arg-type]
             elif first is None or not (isinstance(arm, ast.Name) and arm.id == first):
                 callees.append("")  # a name, a literal: its kind is unknown
     if returned:
         summary.returns[key] = tuple(callees)
-    annotation = _dotted(function.returns) if function.returns is not None else None
+    annotation = ast_dotted_name(function.returns) if function.returns is not None else None
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
@@ -301,7 +294,7 @@ def runs_unmoved(tree: ast.Module) -> Set[str]:
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and parent.targets[0] is name:
                     root = _chain_root(parent.value)
                     if isinstance(root, ast.Call) and not _is_move(parent.value):
-                        callee = _dotted(root.func)
+                        callee = ast_dotted_name(root.func)
                         if callee:
                             built[name.id] = callee
                 continue
@@ -336,7 +329,7 @@ def attributes_run_unmoved(tree: ast.Module) -> Set[str]:
                 escaped.add(name)
             elif isinstance(node, ast.Call) and node.func is child:
                 run.add(name)
-            elif isinstance(node, ast.Call) and not READS_MODEL_RE.search(_dotted(node.func) or ""):
+            elif isinstance(node, ast.Call) and not READS_MODEL_RE.search(ast_dotted_name(node.func) or ""):
                 escaped.add(name)  # handed to a call that may move it
             elif isinstance(node, ast.Attribute) and node.attr in _MOVE_METHODS | {"to_empty", "cpu"}:
                 escaped.add(name)
@@ -392,7 +385,7 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             # (`Operator[Tensor, ...]`: a generic base is its class)
-            bases = tuple(name for name in (_dotted(base.value if isinstance(base, ast.Subscript) else base)
+            bases = tuple(name for name in (ast_dotted_name(base.value if isinstance(base, ast.Subscript) else base)
                                             for base in statement.bases) if name)
             summary.classes[statement.name] = bases
             for item in statement.body:
@@ -403,7 +396,7 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if isinstance(node, ast.Expr) and _is_move(node.value) and not _to_cpu(node.value) \
-                                and _dotted(node.value.func.value) == "self":  # type: ignore[attr-defined]
+                                and ast_dotted_name(node.value.func.value) == "self":  # type: ignore[attr-defined]
                             summary.self_moving.add(statement.name)
                             break
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -420,12 +413,12 @@ def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
     for node in _own_statements(ast.Module(body=[statement], type_ignores=[])):
         if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
             continue
-        callee = summary.qualify(_dotted(node.value.func) or "")
+        callee = summary.qualify(ast_dotted_name(node.value.func) or "")
         if callee == "torch.set_default_device":
             return True
         if callee == "torch.set_default_tensor_type" and node.value.args:
             kind = node.value.args[0]
-            text = kind.value if isinstance(kind, ast.Constant) and isinstance(kind.value, str) else _dotted(kind)
+            text = kind.value if isinstance(kind, ast.Constant) and isinstance(kind.value, str) else ast_dotted_name(kind)
             if text and "cuda" in text:
                 return True
     return False

@@ -50,6 +50,16 @@ def ast_statements(node: ast.AST) -> Iterator[ast.AST]:
                 todo.append(child)
 
 
+def ast_dotted_name(node: ast.AST) -> Optional[str]:
+    """"torch.linalg.inv" of the `ast` expression `torch.linalg.inv`; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = ast_dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
 def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk`: the same nodes in the same order (breadth first, fields in order),
     twice as fast: no generator per node for its fields and children."""

@@ -24,8 +24,9 @@ from ..analysis import (
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.devices import moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
-from ..analysis.syntax import (ast_definitions, ast_statements, defaults_to_none, exclusive_arms, self_attribute_key,
-                               walk_ast)
+from ..analysis.project import returns_tensor
+from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
+                               self_attribute_key, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, changes_dtype_only,
                               subscript_key, tensor_operands)
@@ -967,7 +968,8 @@ class UnregisteredTensorAttribute(Rule):
             return bool(_TENSOR_ARGUMENT_WORDS.search(text) or _TENSOR_USE_WORDS.search(text)) and any(
                 _ast_stores_tensor_argument(methods[name], used_as_tensor) for name in _ast_called_from_init(methods))
         built = _ast_called_from_init(methods)
-        if any(_ast_stores_tensor_argument(methods[name], used_as_tensor) for name in built):
+        if any(_ast_stores_tensor_argument(methods[name], used_as_tensor) or _ast_stores_a_move(methods[name])
+               for name in built):
             return True
         names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
 
@@ -1112,11 +1114,16 @@ class UnregisteredTensorAttribute(Rule):
             f'use self.register_buffer("{name}", t, persistent=False) or nn.Parameter(t)'))
 
 
+# Where torch's ops are (as the file writes them: `torch.linalg.inv(x)`).
+_TORCH_OP_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.fft", "torch.special"})
 # Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
 _CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
 # `torch.zeros_like(self.weight)` in `__init__`: a new plain tensor, on any device
 _LIKE_FACTORIES = frozenset(name for name in TENSOR_FUNCTIONS if name.endswith("_like"))
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
+# torch functions of an argument that are no op computing on it: factories (`torch.tensor(n)`
+# may make a 0-dim number) and registration (`nn.Parameter(t)`)
+_NOT_OPS = _CLASS_TRIGGER_CALLS | _LIKE_FACTORIES | REGISTERING_CALLS
 # Text without which a method cannot hold what `keeps_class` looks for: `is` or
 # `(has|get)attr` in a cache's test; a callee's name followed by its call's `(` (after
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
@@ -1167,7 +1174,7 @@ def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str],
         if not (isinstance(statement, ast.Assign) and any(isinstance(t, ast.Attribute) for t in statement.targets)):
             continue
         root, called = _ast_chain(statement.value)
-        if root in annotated or (root in names and called & TENSOR_ONLY_METHODS):
+        if root in annotated or (root in names and (called & TENSOR_ONLY_METHODS or TORCH_OP_CALL in called)):
             return True
         if root in names and isinstance(statement.value, ast.Name) and any(
                 isinstance(t, ast.Attribute) and used_as_tensor(t.attr) for t in statement.targets):
@@ -1176,18 +1183,36 @@ def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str],
 
 
 def _ast_chain(value: ast.AST) -> Tuple[Optional[str], Set[str]]:
-    """(root name, methods called) of `x.a(...).b(...)[i]`; (None, ...) for anything else."""
+    """(root name, methods called) of `x.a(...).b(...)[i]`, also inside a torch op
+    (`torch.linalg.inv(x)` calls `inv` on `x`: a tensor's only); (None, ...) for anything else."""
     called: Set[str] = set()
     while True:
         if isinstance(value, ast.Name):
             return value.id, called
         if isinstance(value, ast.Subscript):
             value = value.value
+        elif isinstance(value, ast.Call) and value.args and not isinstance(value.args[0], ast.Starred) and (
+                isinstance(value.func, ast.Attribute) and ast_dotted_name(value.func.value) in _TORCH_OP_NAMESPACES
+                and returns_tensor(value.func.attr) and value.func.attr not in _NOT_OPS):
+            called.add(TORCH_OP_CALL)
+            value = value.args[0]
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
             called.add(value.func.attr)
             value = value.func.value
         else:
             return None, called
+
+
+TORCH_OP_CALL = "<torch op>"  # `_ast_chain`'s mark of a torch op around the root
+
+
+def _ast_stores_a_move(method: ast.AST) -> bool:
+    """Fast path of a tensor placed while the module is built: `self.x = <value>.to(...)` or
+    `.cuda(...)` (of a value whose kind the full walk decides)."""
+    return any(isinstance(statement, ast.Assign) and any(_stores_attribute(t) for t in statement.targets)
+               and isinstance(statement.value, ast.Call) and isinstance(statement.value.func, ast.Attribute)
+               and statement.value.func.attr in ("to", "cuda")
+               for statement in ast_statements(method))
 
 
 def _names_tensor_type(annotation: ast.AST) -> bool:
@@ -1351,12 +1376,27 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     be a tensor): the caller's tensor, or one made on its device, kept as a plain attribute,
     stays where it was when the module moves."""
     method = info.methods.get(assignment.method)
-    root = root_name(assignment.value)
+    value = assignment.value
+    # `self.L = torch.linalg.cholesky(cov)`: a torch op computes a new tensor from the argument
+    computed = _torch_op_argument(value)
+    root = root_name(computed if computed is not None else value)
     if method is None or root in (None, "self", "cls") or root not in parameter_names(method):
         return False
     # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
-    return assignment.kind == TENSOR or (isinstance(assignment.value, cst.Name)
-                                         and assignment.name in info.tensor_uses)
+    return computed is not None or assignment.kind == TENSOR or (
+        isinstance(value, cst.Name) and assignment.name in info.tensor_uses)
+
+
+def _torch_op_argument(value: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The first argument of `torch.<op>(x, ...)` (`torch.linalg.inv`, `torch.fft.rfft` too)
+    for an op that returns a tensor computed from it; None for anything else."""
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+        return None
+    name = dotted_name(value.func) or ""
+    head, _, last = name.rpartition(".")
+    if head not in _TORCH_OP_NAMESPACES or not returns_tensor(last) or last in _NOT_OPS:
+        return None
+    return value.args[0].value
 
 
 def _keeps_callers_value(info: ClassInfo, assignment: AttributeAssignment, with_input: Set[str]) -> bool:
