@@ -397,3 +397,30 @@ def test_a_default_device_set_by_a_file_that_does_not_import_this_one(tmp_path):
     write(tmp_path, {"pyproject.toml": "", "helpers.py": HELPERS,
                      "example.py": RUN.replace("from helpers import sample_pdf", "import helpers_other")})
     assert findings(tmp_path / "helpers.py") == [(3, 8, "TDV201")]
+
+
+def test_names_from_chained_star_imports(tmp_path):
+    """CompenNet's scripts: `main.py` star-imports `train.py`, which star-imports `utils.py`,
+    whose reader returns a tensor made by a method only tensors have."""
+    write(tmp_path, {
+        "utils.py": "import torch\n\ndef read_images(folder, loader):\n    for imgs in loader:\n"
+                    "        return imgs.permute((0, 3, 1, 2)).float().div(255)\n",
+        "train.py": "from utils import *\nimport torch.nn as nn\n",
+        "main.py": "from train import *\n\ndef run(folder, loader, device):\n"
+                   "    valid = read_images(folder, loader)\n    valid.to(device)\n    return valid\n",
+        "nets.py": BASE,
+        "net.py": NET.format(source="nets").replace("from nets import Backbone", "from nets import *"),
+    })
+    assert findings(tmp_path / "main.py") == [(5, 4, "TDV203")]
+    assert findings(tmp_path / "net.py") == [(8, 8, "TDV202")]
+
+
+def test_star_imports_that_bring_nothing_known(tmp_path):
+    write(tmp_path, {
+        "a.py": "from b import *\n",
+        "b.py": "from a import *\n\ndef build():\n    return make()\n",
+        "models.py": BASE + "\n\ndef get_model():\n    return Backbone()\n",
+        "main.py": "from a import *\nfrom models import *\n\ndef run(device):\n    net = get_model()\n"
+                   "    net.to(device)\n    t = build()\n    t.to(device)\n    n = len([1])\n    return net, t, n\n",
+    })
+    assert findings(tmp_path / "main.py") == []

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Pro
 import libcst as cst
 
 from .devices import is_device_name
-from .project import ARRAY, ARRAY_CALLS, returns_tensor, torch_nn_class
+from .project import ARRAY, ARRAY_CALLS, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
                      parameter_loop_targets, positional_args, string_value)
 
@@ -88,23 +88,6 @@ VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variab
 LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
                                  "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
                                  "BoolTensor"})
-# Methods only tensors have (not modules, arrays, lists, dicts or batch objects): a name
-# used with one holds a tensor. Each returns a tensor too.
-TENSOR_ONLY_METHODS = frozenset({
-    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "permute", "contiguous", "detach",
-    "detach_", "expand", "expand_as", "view_as", "reshape_as", "type_as", "new_zeros", "new_ones",
-    "new_full", "new_empty", "new_tensor", "index_select", "masked_select", "scatter", "scatter_",
-    "scatter_add", "scatter_add_", "narrow", "unbind", "bmm", "softmax", "log_softmax", "sigmoid",
-    "clamp", "clamp_", "clamp_min", "clamp_max", "long", "int", "bool", "byte", "topk", "chunk",
-    "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
-    "zero_", "fill_", "uniform_", "normal_", "numpy", "is_floating_point", "numel",
-    "size",  # called: arrays and images have `.size` as an attribute
-    "dim", "ndimension", "nelement", "get_device",  # (NumPy has `.ndim` and `.size`, no such methods)
-})
-# Methods of a tensor that do not return a tensor.
-NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
-                                "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
-                                "nelement", "backward", "storage", "untyped_storage", "equal"})
 # Keywords of tensor methods that numpy's and Python's methods do not take (numpy says `axis=`).
 _TENSOR_METHOD_KEYWORDS = frozenset({"dim", "keepdim"})
 

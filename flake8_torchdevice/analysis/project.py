@@ -12,7 +12,8 @@ index answers those questions from the imported files themselves:
   no libcst), lazily, only when a rule asks about a name it defines, and cached by
   path, size and modification time, so an editor session sees edits;
 - names are followed through re-exports (`models/__init__.py` importing `Net` from
-  `.net`) and base classes through other files, with a depth limit and cycle guard.
+  `.net`), star imports (`from utils import *`, also chained) and base classes through
+  other files, with a depth limit and cycle guard.
 
 It only adds knowledge: a file linted alone (no project around it, or a name the
 index cannot find) answers "unknown", and every rule treats unknown as "do not
@@ -43,6 +44,25 @@ NOT_TENSOR_RESULTS = frozenset({"numel", "load", "save", "device", "no_grad", "e
                                 "cond", "seed", "initial_seed", "equal", "allclose"})
 NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_", "_")
 
+
+# Methods only tensors have (not modules, arrays, lists, dicts or batch objects): a name
+# used with one holds a tensor. Each but the queries of
+# NOT_TENSOR_METHODS returns a tensor too.
+TENSOR_ONLY_METHODS = frozenset({
+    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "permute", "contiguous", "detach",
+    "detach_", "expand", "expand_as", "view_as", "reshape_as", "type_as", "new_zeros", "new_ones",
+    "new_full", "new_empty", "new_tensor", "index_select", "masked_select", "scatter", "scatter_",
+    "scatter_add", "scatter_add_", "narrow", "unbind", "bmm", "softmax", "log_softmax", "sigmoid",
+    "clamp", "clamp_", "clamp_min", "clamp_max", "long", "int", "bool", "byte", "topk", "chunk",
+    "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
+    "zero_", "fill_", "uniform_", "normal_", "numpy", "is_floating_point", "numel",
+    "size",  # called: arrays and images have `.size` as an attribute
+    "dim", "ndimension", "nelement", "get_device",  # (NumPy has `.ndim` and `.size`, no such methods)
+})
+# Methods of a tensor that do not return a tensor.
+NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
+                                "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
+                                "nelement", "backward", "storage", "untyped_storage", "equal"})
 
 def returns_tensor(name: str) -> bool:
     """`torch.<name>(...)` returns a tensor (or tensors): a lower-case function of torch's
@@ -78,6 +98,8 @@ class FileSummary:
 
     path: str
     imports: Dict[str, str] = field(default_factory=dict)  # local name -> ".rel.name" or "abs.name"
+    # `from utils import *` at the module's level: ".rel" or "abs" modules whose names it takes
+    star_imports: List[str] = field(default_factory=list)
     classes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, dotted
     self_moving: Set[str] = field(default_factory=set)  # classes whose __init__ moves the instance
     returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
@@ -245,6 +267,8 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                     summary.argument_movers.add(key)
             elif isinstance(arm, ast.Name) and arm.id in moved_names:
                 summary.moved_returns.add(key)  # `net.cuda()` as a statement, then `return net`
+            elif _tensor_method_chain(arm):
+                callees.append("torch.Tensor")  # `return imgs.permute(0, 3, 1, 2).float().div(255)`
             elif isinstance(arm, ast.Call) and ast_dotted_name(arm.func):
                 callees.append(ast_dotted_name(arm.func))  # type: ignore[arg-type]
             elif first is None or not (isinstance(arm, ast.Name) and arm.id == first):
@@ -255,6 +279,19 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
+
+
+def _tensor_method_chain(value: ast.AST) -> bool:
+    """`x.permute(...).float().div(255)`: a chain of method calls with a method only tensors
+    have (`permute`) whose last call is no query (`.numpy()`, `.item()`): a tensor."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)) \
+            or value.func.attr in NOT_TENSOR_METHODS:
+        return False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr in TENSOR_ONLY_METHODS:
+            return True
+        value = value.func.value
+    return False
 
 
 def _note_moved_attribute(summary: FileSummary, owner: str, name: Optional[str]) -> None:
@@ -375,6 +412,8 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                     if alias.name != "*":
                         joined = f"{prefix}.{alias.name}" if not prefix.endswith(".") else prefix + alias.name
                         pairs.append((alias.asname or alias.name, joined))
+                    elif prefix.strip("."):
+                        summary.star_imports.append(prefix)
             for local, target in pairs:
                 if first_wins:
                     summary.imports.setdefault(local, target)
@@ -788,6 +827,28 @@ class ProjectIndex:
         target = summary.imports.get(name)
         if target is not None:
             return self._definition(path, target, depth + 1)
+        return self._from_star_imports(summary, name, depth)
+
+    def _from_star_imports(self, summary: FileSummary, name: str, depth: int) -> Optional[_Definition]:
+        """`name` taken by `from utils import *` in `summary`'s file (research code chains
+        them: `main.py` star-imports `train.py`, which star-imports `utils.py`)."""
+        if summary.path.startswith("<"):
+            return None
+        for module in summary.star_imports:
+            found = self._definition(summary.path, f"{module}.{name}", depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def star_reference(self, name: str) -> Optional[str]:
+        """The reference ("utils.readImgs") under which this file's star imports bring `name`
+        from a file of the project; None when they bring no such name."""
+        own = self.own
+        if not own.star_imports or self.path is None:
+            return None
+        for module in own.star_imports:
+            if self._definition(self.path, f"{module}.{name}", 0) is not None:
+                return f"{module}.{name}"
         return None
 
     def _local(self, summary: FileSummary, name: str, depth: int) -> Optional[_Definition]:
@@ -796,6 +857,8 @@ class ProjectIndex:
         if not rest and summary.defines(head):
             return _Definition(summary, head)
         target = summary.imports.get(head)
+        if target is None and not rest and head not in summary.imports:
+            return self._from_star_imports(summary, head, depth)
         if target is None or summary.path.startswith("<"):
             return None
         return self._definition(summary.path, f"{target}.{rest}" if rest else target, depth + 1)

@@ -83,6 +83,7 @@ class Scope:
     # name -> what `from .x import name` imported ("..x.name"): relative imports bind None in
     # `bindings` (they never resolve to torch) but the project index can follow them
     relative_imports: Dict[str, str] = field(default_factory=dict)
+    star_imports: bool = False  # `from utils import *`: names bound nowhere may come from there
     # *Placement*, per path: the dotted names on their device at the statement being
     # visited. A name is in it after a move (`m.to(device)`, `m = m.cuda()`, `m = Net().to(d)`),
     # after being built by something that moves it (a project function that returns
@@ -128,6 +129,7 @@ class Scope:
                 # `from models.common import *` in a file that uses `torch` without importing
                 # it: the star re-exports torch (yolov5's scripts)
                 self.bindings.setdefault("torch", "torch")
+                self.star_imports = True
                 return
             module = "" if node.relative or node.module is None else dotted_name(node.module) or ""
             dots = "." * len(node.relative)

@@ -16,6 +16,7 @@ for every function, lambda, class and module body, while the scope is still curr
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from dataclasses import dataclass
 from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -36,6 +37,7 @@ from .syntax import block_statements, child_fields, dotted_name, last_identifier
 # the node classes where they do (what `on_visit_attribute` and `on_leave_attribute`
 # act on): the walk calls those for these fields only, not for every `Arg.value`.
 _COMPREHENSIONS = frozenset({"ListComp", "SetComp", "GeneratorExp", "DictComp"})
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _GUARDING_FIELDS = {
     "body": frozenset({"If", "While", "IndentedBlock", "FunctionDef", "ClassDef", "Lambda", "IfExp", "For",
                        "MatchCase"}),
@@ -328,6 +330,9 @@ class Analyzer(cst.CSTVisitor):
         for scope in self._visible_scopes():
             if node.value in scope.bindings:
                 return scope.relative_imports.get(node.value)
+        # bound nowhere in the file: maybe brought by `from utils import *`
+        if self.project is not None and self.scopes[0].star_imports and node.value not in _BUILTIN_NAMES:
+            return self.project.star_reference(node.value)
         return None
 
     def project_says(self, node: cst.CSTNode, question: str) -> object:
