@@ -756,6 +756,13 @@ ROUND7_REPORTED = {
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def _scores(self, x):\n"
         "        s = torch.empty(len(x))\n        for i in range(len(x)):\n            s[i] = (x[i].unsqueeze(0) @ self.w).sum()\n"
         "        return s\n", [(5, 12)]),
+    # icefall's correlation limiter: a custom autograd op computes on the tensors it saved
+    "a custom autograd op's backward": (
+        "import torch\nclass Limiter(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n        return x\n    @staticmethod\n    def backward(ctx, grad):\n"
+        "        (x,) = ctx.saved_tensors\n        X = x.detach().reshape(-1, x.shape[-1])\n"
+        "        r = torch.randn(32, X.shape[1])\n        return grad + torch.matmul(r, X.t()).sum()\n",
+        [(11, 12)]),
 }
 
 
@@ -778,6 +785,11 @@ ROUND7_NOT_REPORTED = {
     "filled and kept, not returned": (
         "import torch\ndef stats(x: torch.Tensor, log):\n    out = torch.zeros(len(x))\n    for i in range(len(x)):\n"
         "        out[i] = x[i].sum()\n    log.append(out)\n"),
+    "a custom autograd op's numbers and placed tensors": (
+        "from torch.autograd import Function\nimport torch\nclass Scale(Function):\n    @staticmethod\n"
+        "    def forward(ctx, x, s):\n        ctx.s = torch.tensor(2.0)\n        return x * ctx.s\n"
+        "    @staticmethod\n    def backward(ctx, grad):\n"
+        "        return grad * torch.ones(grad.shape, device=grad.device), None\n"),
     "a dataset's item filled from its arrays": (
         "import torch\nclass Pairs(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
         "        out = torch.zeros(3)\n        out[0] = self.x[i]\n        return out\n"),

@@ -5,7 +5,8 @@ after them on the way up) and keeps one `FunctionOrigins` per function being wal
 (and one for the module), in statement order:
 
 - the function's *role*: device-sensitive code (`sensitive`: methods of an `nn.Module`
-  that run after it is built, methods of loss/metric classes, functions named like a
+  that run after it is built, `forward`/`backward` of a `torch.autograd.Function`,
+  methods of loss/metric classes, functions named like a
   loss, metric or sampling step, functions nested in one of them) or a plain *helper*
   that receives tensors (any other function or method of a class that is not a module
   or a data pipeline); builders, `__init__`-time methods and data pipelines are
@@ -230,6 +231,8 @@ class TensorOrigins:
         if not inputs or is_init_time_name(name, info) or (
                 _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
             pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)
+        elif info is not None and name in _AUTOGRAD_METHODS and self._is_autograd_function(info):
+            sensitive, method_name = True, name  # a custom op's forward and backward compute on their inputs
         elif info is not None and name != "__init__" and not is_static_or_class_method(node):
             if info.is_module:
                 sensitive, method_name = True, name
@@ -250,10 +253,15 @@ class TensorOrigins:
         frame.module_runtime = info is not None and info.is_module and not info.is_init_time(name) \
             and not is_static_or_class_method(node)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
-        frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__"))
+        frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__")
+                                                 or name in _AUTOGRAD_METHODS)
         # (a function without inputs, like the fast path's stubs, is no helper: not asked further)
         frame.helper = bool(inputs) and not sensitive and self._is_helper(node, name, info, inputs)
         self._frames.append(frame)
+
+    def _is_autograd_function(self, info: Any) -> bool:
+        """`class Limiter(torch.autograd.Function)`: a custom op, however `Function` was imported."""
+        return any(self.ctx.resolve(base.value) in _AUTOGRAD_FUNCTIONS for base in info.node.bases)
 
     def _is_helper(self, node: cst.FunctionDef, name: str, info: Any, inputs: Set[str]) -> bool:
         """Is a function with inputs, not device-sensitive, a helper receiving tensors?"""
@@ -593,6 +601,13 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         return  # names there may be the comprehension's own
     for child in children(node):
         yield from names_read(child)
+
+
+# A custom autograd op: its static `forward(ctx, x)` and `backward(ctx, grad)` get the
+# caller's tensors (and the gradients, on their device) and must answer on that device.
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
+                                 "torch.autograd.function.InplaceFunction"})
+_AUTOGRAD_METHODS = frozenset({"forward", "backward"})
 
 
 def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:

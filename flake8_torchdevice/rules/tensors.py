@@ -68,7 +68,8 @@ class FactoryWithoutDevice(Rule):
     called without `device=` when the CPU tensor they make meets tensors that live
     on the model's device:
     - in device-sensitive code, i.e. code that receives tensors and computes on
-      them: methods of an `nn.Module` subclass (`forward` above all), methods of
+      them: methods of an `nn.Module` subclass (`forward` above all), the static
+      `forward` and `backward` of a custom `torch.autograd.Function`, methods of
       classes named like a loss, metric or criterion, and functions named like a
       loss, metric, accuracy or sampling step, when they have parameters that may
       hold tensors. There the tensor is reported when it is combined with a tensor
