@@ -799,3 +799,29 @@ ROUND7_NOT_REPORTED = {
 @pytest.mark.parametrize("code", ROUND7_NOT_REPORTED.values(), ids=list(ROUND7_NOT_REPORTED))
 def test_round7_not_reported(code):
     assert tdv201(code) == []
+
+
+ROUND7_HELPERS_REPORTED = {
+    # fairchem's get_pbc_distances: named like a getter, it computes on the caller's tensors, and
+    # sends one input where another is (which says nothing of the CPU)
+    "a get_ function computing on its inputs, aligning one with another": (
+        "import torch\ndef get_distances(pos, cell, offsets, neighbors):\n"
+        "    neighbors = neighbors.to(cell.device)\n    vec = pos[0] - pos[1] + offsets.float().bmm(cell)\n"
+        "    d = vec.norm(dim=-1)\n    idx = torch.arange(len(d))[d != 0]\n    return d[idx]\n", [(6, 10)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND7_HELPERS_REPORTED.values(), ids=list(ROUND7_HELPERS_REPORTED))
+def test_round7_helpers_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+ROUND7_HELPERS_NOT_REPORTED = {
+    "a get_ function building from sizes": (
+        "import torch\ndef get_grid(h, w):\n    ys = torch.arange(h)\n    return ys[:, None] + torch.arange(w)\n"),
+}
+
+
+@pytest.mark.parametrize("code", ROUND7_HELPERS_NOT_REPORTED.values(), ids=list(ROUND7_HELPERS_NOT_REPORTED))
+def test_round7_helpers_not_reported(code):
+    assert tdv201(code) == []

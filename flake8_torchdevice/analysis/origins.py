@@ -47,10 +47,10 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TO_PYTHON, VARIABLE, KindsContext, ValueKinds,
-                    annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
-from .syntax import (children, dotted_name, exclusive_arms, is_cuda_literal, is_static_or_class_method, keyword,
-                     last_identifier, method_call, parameter_loop_targets, parameter_names, root_name,
+from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS, TO_PYTHON, VARIABLE, KindsContext,
+                    ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
+from .syntax import (children, dotted_name, exclusive_arms, first_argument, is_cuda_literal, is_static_or_class_method,
+                     keyword, last_identifier, method_call, parameter_loop_targets, parameter_names, root_name,
                      self_attribute_key)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
@@ -259,6 +259,15 @@ class TensorOrigins:
         frame.helper = bool(inputs) and not sensitive and self._is_helper(node, name, info, inputs)
         self._frames.append(frame)
 
+    def _to_another_inputs_device(self, move: cst.CSTNode, name: str) -> bool:
+        """`neighbors.to(cell.device)`, `x.to(y)`: a parameter sent where another parameter
+        is. The function follows its inputs' device; it does not expect them on the CPU."""
+        if not isinstance(move, cst.Call) or method_call(move, "to") is None:
+            return False
+        destination = first_argument(move, "device")
+        root = root_name(destination) if destination is not None else None
+        return root is not None and root != name and root in self.current.params and not is_device_name(root)
+
     def _is_autograd_function(self, info: Any) -> bool:
         """`class Limiter(torch.autograd.Function)`: a custom op, however `Function` was imported."""
         return any(self.ctx.resolve(base.value) in _AUTOGRAD_FUNCTIONS for base in info.node.bases)
@@ -278,7 +287,8 @@ class TensorOrigins:
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
         builder = bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
-            info is not None or not any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs))
+            info is not None or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
+                                     or _calls_tensor_methods_on(node, inputs)))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
 
@@ -367,7 +377,8 @@ class TensorOrigins:
                 if arms:
                     held = frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, (None, (), set()))
                     held[2].add(arms[-1][1])
-        if name in frame.params and is_device_move(value) and name in names_read(value):
+        if name in frame.params and is_device_move(value) and name in names_read(value) \
+                and not self._to_another_inputs_device(value, name):
             frame.moves_inputs = True
         if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
             frame.on_device.add(name)
@@ -601,6 +612,21 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         return  # names there may be the comprehension's own
     for child in children(node):
         yield from names_read(child)
+
+
+def _calls_tensor_methods_on(function: cst.FunctionDef, params: Set[str]) -> bool:
+    """Does `function` call a method only tensors have on one of `params` (`cell_offsets.float().
+    view(-1, 1, 3).bmm(cell)`, `x.unsqueeze(1)`)? Then a `get_pbc_distances(pos, cell)` computes
+    on the caller's tensors rather than building something."""
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in TENSOR_ONLY_METHODS and root_name(node.func.value) in params:
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(children(node))
+    return False
 
 
 # A custom autograd op: its static `forward(ctx, x)` and `backward(ctx, grad)` get the
