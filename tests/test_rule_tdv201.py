@@ -808,6 +808,12 @@ ROUND7_HELPERS_REPORTED = {
         "import torch\ndef get_distances(pos, cell, offsets, neighbors):\n"
         "    neighbors = neighbors.to(cell.device)\n    vec = pos[0] - pos[1] + offsets.float().bmm(cell)\n"
         "    d = vec.norm(dim=-1)\n    idx = torch.arange(len(d))[d != 0]\n    return d[idx]\n", [(6, 10)]),
+    # NEASQC's trainer: predictions of moved inputs, through `torch.max` (not Python's max)
+    "an accumulator of what torch.max picks from a model's outputs": (
+        "import torch\nclass Trainer:\n    def predict(self):\n        found = torch.tensor([])\n"
+        "        for inputs, labels in self.loader:\n            inputs = inputs.to(self.device)\n"
+        "            _, preds = torch.max(self.model(inputs), 1)\n"
+        "            found = torch.cat((found, preds.float()))\n        return found.cpu().numpy()\n", [(4, 16)]),
 }
 
 
@@ -817,6 +823,9 @@ def test_round7_helpers_reported(code, expected):
 
 
 ROUND7_HELPERS_NOT_REPORTED = {
+    "Python's max of moved values is a number": (
+        "import torch\ndef best(a, b, device):\n    a = a.to(device)\n    m = max(a.item(), b)\n"
+        "    return torch.tensor([m]) * 2\n"),
     "a get_ function building from sizes": (
         "import torch\ndef get_grid(h, w):\n    ys = torch.arange(h)\n    return ys[:, None] + torch.arange(w)\n"),
 }

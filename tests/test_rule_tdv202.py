@@ -74,6 +74,9 @@ REPORTED = {
         module("self.t = self._mask(n).to('cuda')", "return x.masked_fill(self.t == 0, 0.0)",
                extra="def _mask(self, n):\n    rows = []\n    for i in range(n):\n"
                      "        rows.append(torch.ones(n))\n    return torch.stack(rows).unsqueeze(0)"), [(7, 8)]),
+    # icefall's FixedProjDrop: a random orthogonal matrix, one part of a decomposition
+    "a part of a made tensor's decomposition": (
+        module("U, _, _ = torch.randn(n, n).svd()\nself.t = U", "return torch.matmul(x, self.t)"), [(8, 8)]),
     # a torchmetrics Metric is an nn.Module: .to() moves its states, not its plain tensors
     "a torchmetrics metric's default thresholds": (
         "import torch\nfrom torchmetrics import Metric\nclass Rate(Metric):\n"
@@ -446,6 +449,9 @@ NOT_REPORTED = {
         "    def forward(self, z):\n        return torch.matmul(z, self.L.T) * self.n + self.inv\n"),
     "a sub-module or an argument of unknown kind moved while built": module(
         "self.enc = nn.Linear(n, n).cuda()\nself.t = values.to('cuda')", "return self.enc(x) + self.t"),
+    "sizes and numbers unpacked from a made tensor": module(
+        "h, w = torch.ones(n, n).shape\na, b = torch.ones(2).tolist()\nself.h = h\nself.a = a",
+        "return x * self.h * self.a"),
     "a torchvision weights enum is no module base": (
         "import torch\nfrom torchvision.models import ResNet18_Weights\nclass W(ResNet18_Weights):\n"
         "    def __init__(self):\n        self.t = torch.ones(3)\n    def forward(self, x):\n        return x + self.t\n"),

@@ -725,6 +725,14 @@ class ValueKinds:
                     and len(target_node.elements) == len(node.value.elements):
                 for name_element, value_element in zip(target_node.elements, node.value.elements):
                     self._bind_value(name_element.value, value_element.value)
+            elif isinstance(target_node, (cst.Tuple, cst.List)) and self.is_fixed_tensor(node.value, True):
+                # `U, S, V = torch.randn(n, n).svd()`: each part made here as the whole was
+                fixed = self.is_fixed_tensor(node.value)
+                for element in target_node.elements:
+                    if isinstance(element.value, cst.Name) or self.self_attribute(element.value) is not None:
+                        self.bind(element.value, TENSOR, fixed, made=True)
+                    else:
+                        self.bind(element.value, None)
             elif isinstance(target_node, (cst.Tuple, cst.List)):
                 # `x, y = batch` of a loader batch: tensors; anything else unknown
                 self.bind(target_node, TENSOR if self._is_loader_batch(node.value) else None)

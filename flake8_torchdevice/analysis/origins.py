@@ -477,9 +477,9 @@ class TensorOrigins:
                     and self.is_on_device(node.func.value):
                 return True
             callee = last_identifier(node.func) or ""
-            if callee in NEUTRAL_CALLEES:
-                return False
             qualified = self.ctx.resolve(node.func)
+            if callee in NEUTRAL_CALLEES and not is_tensor_op(qualified):
+                return False  # (Python's `max(a, b)`, not `torch.max(x, 1)`)
             if qualified is not None and not (is_tensor_op(qualified) and callee not in FACTORIES
                                               and returns_tensor(callee)):
                 return False  # only torch's ops compute where their tensors are: `torch.stack([a, b])`
