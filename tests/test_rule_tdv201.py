@@ -826,6 +826,24 @@ ROUND7_HELPERS_NOT_REPORTED = {
     "Python's max of moved values is a number": (
         "import torch\ndef best(a, b, device):\n    a = a.to(device)\n    m = max(a.item(), b)\n"
         "    return torch.tensor([m]) * 2\n"),
+    "a factory writing into out=": (
+        "import torch\ndef get_mask(lengths):\n    n = int(torch.max(lengths).item())\n"
+        "    ids = torch.arange(0, n, out=torch.cuda.LongTensor(n))\n    return ids < lengths.unsqueeze(1)\n"),
+    "an empty placeholder handed to a custom op": (
+        "import torch\nclass Op(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        si = torch.empty([0])\n        return kernel(x, si)\n"),
+    # YOLOv2's region loss: targets built on the CPU on purpose, moved by the caller
+    "a build_ function filling targets from its inputs": (
+        "import torch\ndef build_targets(pred_boxes, target, n):\n    tx = torch.zeros(n, 4)\n"
+        "    for b in range(n):\n        cur = pred_boxes[b].unsqueeze(0)\n        tx[b] = target[b] * cur.sum()\n"
+        "    return tx\n"),
+    # Informer's experiment: the batch is moved to the object's device, its other parts stay
+    "a method that moves some inputs to the object's device": (
+        "import torch\nclass Exp:\n    def _process_one_batch(self, batch_x, batch_y):\n"
+        "        batch_x = batch_x.float().to(self.device)\n        batch_y = batch_y.float()\n"
+        "        dec = torch.ones([batch_y.shape[0], 4, batch_y.shape[-1]]).float()\n"
+        "        dec = torch.cat([batch_y[:, :2, :], dec], dim=1).float().to(self.device)\n"
+        "        return self.model(batch_x, dec)\n"),
     "a get_ function building from sizes": (
         "import torch\ndef get_grid(h, w):\n    ys = torch.arange(h)\n    return ys[:, None] + torch.arange(w)\n"),
 }

@@ -605,9 +605,11 @@ class ValueKinds:
             return False  # made to be trained: a model's tensor, not a constant
         value = args[0].value
         if factory not in ("tensor", "as_tensor"):
-            # `torch.empty(0)`, and `torch.full((), v)`: of an empty size, a 0-dim tensor
+            # `torch.empty(0)`, `torch.empty([0])`: no elements, a placeholder; and
+            # `torch.full((), v)`: of an empty size, a 0-dim tensor
             return (number_value(value) == 0 and len(args) == 1) or (
-                isinstance(value, (cst.Tuple, cst.List)) and not value.elements)
+                isinstance(value, (cst.Tuple, cst.List)) and (not value.elements or (
+                    len(value.elements) == 1 and number_value(value.elements[0].value) == 0)))
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
             return False  # literal data: certainly a new CPU tensor
         if isinstance(value, cst.Call) and self._returns_array(value):

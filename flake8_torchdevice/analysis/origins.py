@@ -74,6 +74,8 @@ _ARITHMETIC = frozenset({"add", "sub", "mul", "matmul", "truediv", "floordiv", "
 _LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
 # Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
 _BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
+# ... of which a getter may compute on its tensor arguments instead (`get_pbc_distances(pos, cell)`)
+_GETTER_RE = re.compile(r"^_*get_", re.I)
 _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 # Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
 _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
@@ -266,7 +268,7 @@ class TensorOrigins:
             return False
         destination = first_argument(move, "device")
         root = root_name(destination) if destination is not None else None
-        return root is not None and root != name and root in self.current.params and not is_device_name(root)
+        return root is not None and root != name and root in self.current.inputs and not is_device_name(root)
 
     def _is_autograd_function(self, info: Any) -> bool:
         """`class Limiter(torch.autograd.Function)`: a custom op, however `Function` was imported."""
@@ -288,7 +290,7 @@ class TensorOrigins:
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
         builder = bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
             info is not None or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
-                                     or _calls_tensor_methods_on(node, inputs)))
+                                     or (_GETTER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
 
@@ -615,14 +617,15 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
 
 
 def _calls_tensor_methods_on(function: cst.FunctionDef, params: Set[str]) -> bool:
-    """Does `function` call a method only tensors have on one of `params` (`cell_offsets.float().
-    view(-1, 1, 3).bmm(cell)`, `x.unsqueeze(1)`)? Then a `get_pbc_distances(pos, cell)` computes
-    on the caller's tensors rather than building something."""
+    """Does `function` call a method only tensors have, other than a query (`x.size(0)`), on one
+    of `params` (`cell_offsets.float().view(-1, 1, 3).bmm(cell)`, `x.unsqueeze(1)`)? Then a
+    `get_pbc_distances(pos, cell)` computes on the caller's tensors rather than getting something."""
     stack: List[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value in TENSOR_ONLY_METHODS and root_name(node.func.value) in params:
+                and node.func.attr.value in TENSOR_ONLY_METHODS and node.func.attr.value not in NOT_TENSOR_METHODS \
+                and root_name(node.func.value) in params:
             return True
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(children(node))

@@ -189,7 +189,8 @@ class FactoryWithoutDevice(Rule):
       the input's device), an index tensor used only to index (`x[torch.arange(n)]`),
       `x.copy_(t)`, and `torch.broadcast_tensors`, which leaves each tensor where it is.
     - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
-      literal data (a tensor keeps its device), placeholders such as `torch.empty(0)`.
+      literal data (a tensor keeps its device), placeholders such as `torch.empty(0)` or
+      `torch.empty([0])`, and factories writing into `out=` (the output's device decides).
     - A CPU tensor written into a slice of a device tensor (`gain[2:6] = torch.tensor(shape)`):
       the copy crosses devices.
     - Values turned into Python data or only read (`.item()`, `.tolist()`,
@@ -598,8 +599,10 @@ class FactoryWithoutDevice(Rule):
     # ------------------------------------------------------------ value kinds
 
     def _has_device(self, call: cst.Call) -> bool:
-        """device= given, maybe through **kwargs, or a `with torch.device(d):` block around it."""
-        return keyword(call, "device") is not None or has_star_kwargs(call) or self.ctx.origins.in_device_block
+        """device= given, maybe through **kwargs, or a `with torch.device(d):` block around it;
+        or `out=` (`torch.arange(n, out=buf)` writes into `buf`, on `buf`'s device)."""
+        return keyword(call, "device") is not None or keyword(call, "out") is not None or has_star_kwargs(call) \
+            or self.ctx.origins.in_device_block
 
     def _is_known_tensor(self, node: cst.CSTNode) -> bool:
         """A tensor operand that is certainly a tensor, not just a parameter of forward
