@@ -753,7 +753,8 @@ class UnregisteredTensorAttribute(Rule):
     Reports `self.<name> = <tensor>` in a method of an `nn.Module` subclass (found
     through its base classes, also those defined earlier in the file, `nn.Module`,
     `nn.Sequential`, `pl.LightningModule`, transformers' `RobertaPreTrainedModel`,
-    diffusers' `ModelMixin`, ...) when `<name>` is neither a registered
+    diffusers' `ModelMixin`, a torchmetrics `Metric`, gpytorch, pyro, torchvision and
+    timm models, a generic base written `Operator[Tensor]`, ...) when `<name>` is neither a registered
     buffer nor a parameter and the tensor is:
     - made in `__init__` or a method of the class that `__init__` calls on `self`
       (`self._init_tables()`), whatever `device=` it was made with: `device=device` or
@@ -764,7 +765,11 @@ class UnregisteredTensorAttribute(Rule):
       and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
       `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
       by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
-      shows `r` is one), or an argument the class hands to torch where only a tensor
+      shows `r` is one) or by torch's ops (`self.L = torch.linalg.cholesky(cov)`), a copy
+      of a parameter (`self.prev = torch.zeros_like(self.weight)`), a part of a made
+      tensor (`U, _, _ = torch.randn(n, n).svd()`), a default (`thresholds or
+      torch.linspace(0, 1, 51)`), a tensor placed there (`self.mask =
+      self._mask(n).to("cuda")`), or an argument the class hands to torch where only a tensor
       goes (`self.weight = weight` read as `F.nll_loss(y, t, weight=self.weight)`,
       `self.gso = gso` read as `torch.einsum("hi,btij->bthj", self.gso, x)`);
     - made on a fixed device in any other method (no `device=`, or `.cuda()`), such as
