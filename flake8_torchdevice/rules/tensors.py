@@ -972,13 +972,17 @@ class UnregisteredTensorAttribute(Rule):
                 uses.append(_ast_tensor_uses(node) if _TENSOR_USE_WORDS.search(text) else set())
             return attribute in uses[0]
 
+        moves = _MOVE_WORDS.search(text) is not None
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
-            return bool(_TENSOR_ARGUMENT_WORDS.search(text) or _TENSOR_USE_WORDS.search(text)) and any(
-                _ast_stores_tensor_argument(methods[name], used_as_tensor) for name in _ast_called_from_init(methods))
+            arguments = bool(_TENSOR_ARGUMENT_WORDS.search(text) or _TENSOR_USE_WORDS.search(text))
+            if not arguments and not moves:
+                return False
+            return any((arguments and _ast_stores_tensor_argument(methods[name], used_as_tensor))
+                       or (moves and _ast_stores_a_move(methods[name])) for name in _ast_called_from_init(methods))
         built = _ast_called_from_init(methods)
-        if any(_ast_stores_tensor_argument(methods[name], used_as_tensor) or _ast_stores_a_move(methods[name])
-               for name in built):
+        if any(_ast_stores_tensor_argument(methods[name], used_as_tensor)
+               or (moves and _ast_stores_a_move(methods[name])) for name in built):
             return True
         names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
 
@@ -1142,6 +1146,7 @@ _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
 _TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT)
 _TENSOR_USE_WORDS = re.compile(_TENSOR_USE)
+_MOVE_WORDS = re.compile(r"\.(?:to|cuda)\(")  # `self.mask = self._mask(n).to("cuda")` needs one
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
 
 
@@ -1216,12 +1221,26 @@ TORCH_OP_CALL = "<torch op>"  # `_ast_chain`'s mark of a torch op around the roo
 
 
 def _ast_stores_a_move(method: ast.AST) -> bool:
-    """Fast path of a tensor placed while the module is built: `self.x = <value>.to(...)` or
-    `.cuda(...)` (of a value whose kind the full walk decides)."""
-    return any(isinstance(statement, ast.Assign) and any(_stores_attribute(t) for t in statement.targets)
-               and isinstance(statement.value, ast.Call) and isinstance(statement.value.func, ast.Attribute)
-               and statement.value.func.attr in ("to", "cuda")
-               for statement in ast_statements(method))
+    """Fast path of a tensor placed while the module is built: `self.x = <call>.to(...)` or
+    `.cuda(...)` of what a function or method returns (`self._mask(n)`, `make_anchors(cfg)`,
+    `torch.linalg.inv(w)`; its kind the full walk decides), not of a class built there
+    (`nn.Linear(n, n).cuda()`) nor of a name (`model.to(device)`)."""
+    for statement in ast_statements(method):
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+                and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr in ("to", "cuda")
+                and any(_stores_attribute(t) for t in statement.targets)):
+            continue
+        receiver = statement.value.func.value
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \
+                and receiver.func.attr in ("to", "cuda", "float", "half", "double", "long", "int", "bool"):
+            receiver = receiver.func.value
+        if isinstance(receiver, ast.Subscript):
+            receiver = receiver.value
+        callee = receiver.func if isinstance(receiver, ast.Call) else None
+        name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
+        if name[:1].islower() or name[:1] == "_":
+            return True
+    return False
 
 
 def _names_tensor_type(annotation: ast.AST) -> bool:
