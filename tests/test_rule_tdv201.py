@@ -766,11 +766,6 @@ ROUND7_REPORTED = {
 }
 
 
-@pytest.mark.parametrize("code, expected", ROUND7_REPORTED.values(), ids=list(ROUND7_REPORTED))
-def test_round7_reported(code, expected):
-    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
-
-
 ROUND7_NOT_REPORTED = {
     # host-side results on purpose: numbers, or values moved to the CPU first
     "filled with numbers from the input": (
@@ -796,12 +791,7 @@ ROUND7_NOT_REPORTED = {
 }
 
 
-@pytest.mark.parametrize("code", ROUND7_NOT_REPORTED.values(), ids=list(ROUND7_NOT_REPORTED))
-def test_round7_not_reported(code):
-    assert tdv201(code) == []
-
-
-ROUND7_HELPERS_REPORTED = {
+ROUND7_REPORTED.update({
     # fairchem's get_pbc_distances: named like a getter, it computes on the caller's tensors, and
     # sends one input where another is (which says nothing of the CPU)
     "a get_ function computing on its inputs, aligning one with another": (
@@ -814,15 +804,10 @@ ROUND7_HELPERS_REPORTED = {
         "        for inputs, labels in self.loader:\n            inputs = inputs.to(self.device)\n"
         "            _, preds = torch.max(self.model(inputs), 1)\n"
         "            found = torch.cat((found, preds.float()))\n        return found.cpu().numpy()\n", [(4, 16)]),
-}
+})
 
 
-@pytest.mark.parametrize("code, expected", ROUND7_HELPERS_REPORTED.values(), ids=list(ROUND7_HELPERS_REPORTED))
-def test_round7_helpers_reported(code, expected):
-    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
-
-
-ROUND7_HELPERS_NOT_REPORTED = {
+ROUND7_NOT_REPORTED.update({
     "Python's max of moved values is a number": (
         "import torch\ndef best(a, b, device):\n    a = a.to(device)\n    m = max(a.item(), b)\n"
         "    return torch.tensor([m]) * 2\n"),
@@ -846,9 +831,14 @@ ROUND7_HELPERS_NOT_REPORTED = {
         "        return self.model(batch_x, dec)\n"),
     "a get_ function building from sizes": (
         "import torch\ndef get_grid(h, w):\n    ys = torch.arange(h)\n    return ys[:, None] + torch.arange(w)\n"),
-}
+})
 
 
-@pytest.mark.parametrize("code", ROUND7_HELPERS_NOT_REPORTED.values(), ids=list(ROUND7_HELPERS_NOT_REPORTED))
-def test_round7_helpers_not_reported(code):
+@pytest.mark.parametrize("code, expected", ROUND7_REPORTED.values(), ids=list(ROUND7_REPORTED))
+def test_round7_reported(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+@pytest.mark.parametrize("code", ROUND7_NOT_REPORTED.values(), ids=list(ROUND7_NOT_REPORTED))
+def test_round7_not_reported(code):
     assert tdv201(code) == []
