@@ -792,6 +792,11 @@ ROUND7_NOT_REPORTED = {
 
 
 ROUND7_REPORTED.update({
+    # what one function filled says nothing of a same-named local of the next one (a table
+    # keyed by a frame's id() once leaked across functions whose frames reused the address)
+    "filled in one function, not in the next": (
+        "import torch\ndef shift(t: torch.Tensor):\n    m = torch.eye(4)\n    m[:, 3] = t\n    return m\n"
+        "def scale(s):\n    m = torch.eye(4)\n    m[:, 0] = s\n    return m\n", [(3, 8)]),
     # fairchem's get_pbc_distances: named like a getter, it computes on the caller's tensors, and
     # sends one input where another is (which says nothing of the CPU)
     "a get_ function computing on its inputs, aligning one with another": (

@@ -473,7 +473,7 @@ class FactoryWithoutDevice(Rule):
                 if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
                         and (sensitive or self._frame.helper) and not moves_to_cpu(assign.value) \
                         and self.ctx.origins.involves_input(assign.value):
-                    self._filled.setdefault((id(self._frame), key), assign.value)  # `out[i] = x[i] / 2`
+                    self._filled.setdefault((id(self._frame.node), key), assign.value)  # `out[i] = x[i] / 2`
                 return NEUTRAL, None
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
@@ -507,7 +507,7 @@ class FactoryWithoutDevice(Rule):
                 # torch.arange(n)`); what a helper method returns is judged where forward
                 # uses it, which we do not follow.
                 told = self._frame.device_param is not None
-                filled = self._filled.get((id(self._frame), key)) if key is not None else None
+                filled = self._filled.get((id(self._frame.node), key)) if key is not None else None
                 if filled is not None:
                     # `out = torch.zeros(x.shape)`, `out[i] = f(x[i])`, `return out`: the results
                     # computed from the caller's tensors come back on the CPU
