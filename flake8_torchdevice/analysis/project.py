@@ -46,8 +46,7 @@ NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_", "_")
 
 
 # Methods only tensors have (not modules, arrays, lists, dicts or batch objects): a name
-# used with one holds a tensor. Each but the queries of
-# NOT_TENSOR_METHODS returns a tensor too.
+# used with one holds a tensor. Each but the queries of NOT_TENSOR_METHODS returns a tensor.
 TENSOR_ONLY_METHODS = frozenset({
     "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "permute", "contiguous", "detach",
     "detach_", "expand", "expand_as", "view_as", "reshape_as", "type_as", "new_zeros", "new_ones",
@@ -63,6 +62,7 @@ TENSOR_ONLY_METHODS = frozenset({
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
                                 "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
                                 "nelement", "backward", "storage", "untyped_storage", "equal"})
+
 
 def returns_tensor(name: str) -> bool:
     """`torch.<name>(...)` returns a tensor (or tensors): a lower-case function of torch's
@@ -457,7 +457,8 @@ def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
             return True
         if callee == "torch.set_default_tensor_type" and node.value.args:
             kind = node.value.args[0]
-            text = kind.value if isinstance(kind, ast.Constant) and isinstance(kind.value, str) else ast_dotted_name(kind)
+            literal = isinstance(kind, ast.Constant) and isinstance(kind.value, str)
+            text = kind.value if literal else ast_dotted_name(kind)
             if text and "cuda" in text:
                 return True
     return False
@@ -827,29 +828,27 @@ class ProjectIndex:
         target = summary.imports.get(name)
         if target is not None:
             return self._definition(path, target, depth + 1)
-        return self._from_star_imports(summary, name, depth)
+        found = self._from_star_imports(summary, name, depth + 1)
+        return found[1] if found is not None else None
 
-    def _from_star_imports(self, summary: FileSummary, name: str, depth: int) -> Optional[_Definition]:
-        """`name` taken by `from utils import *` in `summary`'s file (research code chains
-        them: `main.py` star-imports `train.py`, which star-imports `utils.py`)."""
+    def _from_star_imports(self, summary: FileSummary, name: str, depth: int) -> Optional[Tuple[str, _Definition]]:
+        """(reference, definition) of `name` taken by `from utils import *` in `summary`'s file
+        (research code chains them: `main.py` star-imports `train.py`, which star-imports
+        `utils.py`)."""
         if summary.path.startswith("<"):
             return None
         for module in summary.star_imports:
-            found = self._definition(summary.path, f"{module}.{name}", depth + 1)
+            reference = f"{module}.{name}"
+            found = self._definition(summary.path, reference, depth)
             if found is not None:
-                return found
+                return reference, found
         return None
 
     def star_reference(self, name: str) -> Optional[str]:
         """The reference ("utils.readImgs") under which this file's star imports bring `name`
         from a file of the project; None when they bring no such name."""
-        own = self.own
-        if not own.star_imports or self.path is None:
-            return None
-        for module in own.star_imports:
-            if self._definition(self.path, f"{module}.{name}", 0) is not None:
-                return f"{module}.{name}"
-        return None
+        found = self._from_star_imports(self.own, name, 0) if self.path is not None else None
+        return found[0] if found is not None else None
 
     def _local(self, summary: FileSummary, name: str, depth: int) -> Optional[_Definition]:
         """A dotted name as written in `summary`'s file, resolved to its definition."""
@@ -857,8 +856,9 @@ class ProjectIndex:
         if not rest and summary.defines(head):
             return _Definition(summary, head)
         target = summary.imports.get(head)
-        if target is None and not rest and head not in summary.imports:
-            return self._from_star_imports(summary, head, depth)
+        if target is None and not rest:
+            found = self._from_star_imports(summary, head, depth + 1)
+            return found[1] if found is not None else None
         if target is None or summary.path.startswith("<"):
             return None
         return self._definition(summary.path, f"{target}.{rest}" if rest else target, depth + 1)

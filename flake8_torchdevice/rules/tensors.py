@@ -269,7 +269,7 @@ class FactoryWithoutDevice(Rule):
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
         self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
         self._bound_before: Dict[int, FrozenSet[str]] = {}  # factory -> the names its function had bound
-        # (function, name) -> a value computed from the inputs written into the CPU tensor
+        # (id of the function's node, name) -> a value computed from the inputs written into the CPU tensor
         # `name` holds (`out[i] = x[i] / 2`): returned, it brings the inputs' results to the CPU
         self._filled: Dict[Tuple[int, str], cst.CSTNode] = {}
 
@@ -376,7 +376,8 @@ class FactoryWithoutDevice(Rule):
             for name in assigned[0]:
                 self.ctx.origins.follow(name, factory, assigned[1])
 
-    def _fate(self, expr: cst.CSTNode, key: Optional[str] = None) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
+    def _fate(self, expr: cst.CSTNode,
+              key: Optional[str] = None) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
         """Walk up from `expr` (the local `key`, if a name) through the expressions that
         keep its device (`.view()`, `* 2`, `[...]`) to the first place that decides."""
         sensitive = self._frame.sensitive
@@ -1493,7 +1494,8 @@ class DiscardedTo(Rule):
     tensor-only method (`t.unsqueeze(0)`, `t.dim()`), `torch.zeros_like(t)`,
     array indexing (`t[:, 0]`), arithmetic (`t[1:] * mask`: of what has `.to()`, only a
     tensor does arithmetic), bound from a method arrays and tensors share
-    (`m = v.data.repeat(n)`, `x.reshape(...)`: no array has `.to()`), or as an input of a known module (`model(t)`); inside
+    (`m = v.data.repeat(n)`, `x.reshape(...)`: no array has `.to()`), or as an input of a
+    known module (`model(t)`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
     `batch["x"]`; so does an item assigned a tensor under a key variable
@@ -1608,7 +1610,8 @@ class DiscardedTo(Rule):
     def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
         """What may show, once the file is read, that `receiver` holds a tensor: a name used
         with a tensor-only method, indexed like an array (`x[:, 0]`), used in arithmetic
-        (`v[1:] * mask`) or bound from an array method (`v.repeat(n)`) or passed to a known module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
+        (`v[1:] * mask`) or bound from an array method (`v.repeat(n)`) or passed to a known
+        module (`model(x)`) anywhere in its function; `self.<name>` assigned only tensors
         in `__init__` (which may come later in the class)."""
         kinds = self.ctx.kinds
         facts = kinds.facts()
