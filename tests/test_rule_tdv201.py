@@ -551,6 +551,26 @@ def test_remedy_names_the_tensor_it_meets():
     assert finding.message.endswith("pass device=alpha.device")
 
 
+@pytest.mark.parametrize("code, device, twin", [
+    # a trainer keeps its device on self; `batch` (the first parameter) is a tuple, not a tensor
+    ("import torch\nclass Trainer:\n    def __init__(self, model, device):\n        self.device = device\n"
+     "        self.model = model.to(device)\n    def step(self, batch):\n        x, y = batch\n"
+     "        x = x.to(self.device)\n        mask = torch.ones(x.shape[0])\n        return self.model(x) * mask\n",
+     "self.device", False),
+    # forward's input tensor: its device, and its `new_*` twin
+    (HEAD + "        return x * torch.ones(x.shape[0])\n", "x.device", True),
+])
+def test_remedy_names_the_device_the_fix_writes(code, device, twin):
+    """The message and `fix` name the same device: a user who follows either gets the same code."""
+    from flake8_torchdevice.engine import Options, lint_source
+    from flake8_torchdevice.fix import fix_source
+
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    expected = f"pass device={device}" + (f" or use {device[:-len('.device')]}.new_ones(...)" if twin else "")
+    assert finding.message.endswith(expected)
+    assert f"torch.ones(x.shape[0], device={device})" in fix_source(code, "t.py", Options(enabled=ONLY)).text
+
+
 def test_plain_functions_of_a_data_pipeline_file_are_cpu_work():
     """timm's naflex_transforms.patchify_image: a transform module's helper returns CPU
     coordinates beside the patches of the image it was given; the same helper in a model

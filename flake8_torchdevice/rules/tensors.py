@@ -625,9 +625,9 @@ class FactoryWithoutDevice(Rule):
 
     def _report(self, call: cst.Call, partner: Optional[cst.CSTNode] = None) -> None:
         name = dotted_name(call.func) or "torch.factory"
-        message = self.message.format(call=name, remedy=self._remedy(FACTORY_NAMES.get(
-            self.ctx.resolve(call.func) or "", ""), call, partner))
         found = self._device_for_fix(call, partner)
+        factory = FACTORY_NAMES.get(self.ctx.resolve(call.func) or "", "")
+        message = self.message.format(call=name, remedy=self._remedy(factory, call, partner, found))
         fix = Fix().add_keyword(call, "device", found[0]) if found else None
         frame = self._frame
         if frame.copies_input_to_host and not frame.sensitive:
@@ -676,9 +676,17 @@ class FactoryWithoutDevice(Rule):
                 return found
         return None
 
-    def _remedy(self, factory: str, call: cst.Call, partner: Optional[cst.CSTNode] = None) -> str:
-        """Name a device-aware value that is in scope."""
+    def _remedy(self, factory: str, call: cst.Call, partner: Optional[cst.CSTNode] = None,
+                found: Optional[Tuple[str, bool]] = None) -> str:
+        """Name a device-aware value that is in scope: the one `fix` writes when it
+        knows one (the message and the fix agree), else the likeliest."""
         frame = self._frame
+        if found is not None:
+            # `x.new_ones(...)` only for a tensor parameter's device, not `self.device` or `args.device`
+            tensor = found[0][:-len(".device")] if found[0].endswith(".device") else ""
+            twin = f" or use {tensor}.new_{factory}(...)" if factory in NEW_TWINS and tensor in frame.inputs \
+                and tensor != "self" and not _NOT_A_TENSOR_RE.search(tensor) else ""
+            return f"pass device={found[0]}{twin}"
         if frame.device_names:
             return f"pass device={frame.device_names[-1]}"
         # The first parameter that can be a tensor: not `model`, `args`, `loader`, ...
