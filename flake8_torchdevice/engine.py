@@ -140,8 +140,11 @@ def _import_aliases(tree: ast.Module, pattern: _Triggers) -> List[str]:
 class _FunctionTriggers:
     """Does a function's text (and tree) hold something an enabled rule can report?"""
 
-    def __init__(self, rules: Sequence[type], aliases: Sequence[str], found: AbstractSet[str]) -> None:
-        """`found`: the trigger words the file holds (`_Triggers.words_in`)."""
+    def __init__(self, rules: Sequence[type], aliases: Sequence[str], found: AbstractSet[str],
+                 makes_tensor: Optional[Callable[[str], bool]] = None) -> None:
+        """`found`: the trigger words the file holds (`_Triggers.words_in`); `makes_tensor`:
+        the project index's answer to "does this function return a tensor?"."""
+        self.makes_tensor = makes_tensor
         # Rules that judge whole classes are triggered by a class, not by a function's text.
         self.class_rules = [rule for rule in rules if rule.keeps_class is not None]
         # what module-level data the analysis and the rules read although no trigger names it
@@ -177,7 +180,7 @@ class _FunctionTriggers:
                 and self._has_call(node))
 
     def keeps_class(self, node: ast.ClassDef, text_of: Callable[[ast.AST], str]) -> bool:
-        return any(rule.keeps_class(node, self.aliases, text_of) for rule in self.class_rules)
+        return any(rule.keeps_class(node, self.aliases, text_of, self.makes_tensor) for rule in self.class_rules)
 
     def _has_call(self, node: ast.AST) -> bool:
         for sub in walk_ast(node):
@@ -234,30 +237,36 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         for index in range(first + 1, last):
             sparse[index] = None
 
-    def visit(body: Sequence[ast.stmt]) -> None:
+    def visit(body: Sequence[ast.stmt], in_class: bool = False) -> None:
         nonlocal kept_any
-        inits = []
-        kept_here = False
+        kept: List[ast.AST] = []
+        left: List[ast.AST] = []
         for node in body:
             if isinstance(node, ast.ClassDef):
                 if id(node) in whole:
                     kept_any = True  # a rule judges this class whole: nothing in it is stubbed
                 else:
-                    visit(node.body)
+                    visit(node.body, in_class=True)
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            first = _first_line(node)
-            last = node.end_lineno or node.lineno
-            if triggers.match("".join(lines[first:last]), node) or id(node) in holding_whole:
-                kept_any = kept_here = True
-            elif node.name == "__init__":
-                inits.append((node, first, last))
+            if triggers.match(text_of(node), node) or id(node) in holding_whole:
+                kept.append(node)
             else:
-                stub(node, first, last)
-        for node, first, last in inits:
-            if not kept_here:
-                stub(node, first, last)
+                left.append(node)
+        if in_class and kept and left:
+            # a method that uses what a kept one returns (`masks = self._prepare(x)`): TDV201
+            # judges the returned tensor there
+            returning = [n.name for n in kept if any(isinstance(s, ast.Return) and s.value is not None
+                                                      for s in walk_ast(n))]
+            if returning:
+                calls = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, returning)) + r")\(")
+                kept.extend(n for n in left if calls.search(text_of(n)))
+                left = [n for n in left if n not in kept]
+        kept_any = kept_any or bool(kept)
+        for node in left:
+            if node.name != "__init__" or not kept:
+                stub(node, _first_line(node), node.end_lineno or node.lineno)
 
     visit(tree.body)
     if not kept_any:
@@ -389,12 +398,13 @@ def lint_source(
     if tree is None:
         tree = parse_python(source, filename)
     sparse: Optional[_Sparse] = None
+    project = index_for(filename, tree=tree)
     if fast:
         aliases = _import_aliases(tree, pattern)
         if aliases:
             pattern = _Triggers(rules, aliases)
         pattern = pattern.within(found)
-        triggers = _FunctionTriggers(rules, aliases, found)
+        triggers = _FunctionTriggers(rules, aliases, found, project.makes_tensor)
         sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if sparse is None:
             return []
@@ -413,7 +423,7 @@ def lint_source(
     gc.disable()
     try:
         return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line,
-                        filename, tree, _statement_starts(tree, sparse))
+                        filename, project, _statement_starts(tree, sparse))
     finally:
         if collecting:
             gc.enable()
@@ -463,13 +473,13 @@ def _check_chains(text: str, tree: ast.Module) -> None:
 
 
 def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: Callable[[int], int],
-             filename: str, tree: ast.Module, starts: Sequence[int]) -> List[Finding]:
+             filename: str, project: ProjectIndex, starts: Sequence[int]) -> List[Finding]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     parts = _parse_in_parts(text, starts, line_in_file)
     module = parts[0][1] if len(parts) == 1 else cst.Module(body=[s for _, part in parts for s in part.body])
-    raw = analyse_module(module, rules, options, index_for(filename, tree=tree), filename)
+    raw = analyse_module(module, rules, options, project, filename)
     if not raw:
         return []
     located: Dict[int, Tuple[int, int, int, int]] = {}  # id(node) -> lines and columns in the text

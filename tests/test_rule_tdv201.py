@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import lint
+from flake8_torchdevice.rules import select_codes
 
 ONLY = frozenset({"TDV201"})
 HEAD = "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
@@ -465,7 +466,7 @@ ORIGINS_REPORTED = {
     "tuple target and a dtype-only .to()": (
         "import torch\ndef drop(x: torch.Tensor):\n    w, h = torch.meshgrid(torch.arange(4), torch.arange(5))\n"
         "    mask = (w > 1).to(x.dtype)\n    noise = torch.rand_like(x)\n    return x * (mask + noise)\n",
-        [(3, 43)]),
+        [(3, 26), (3, 43)]),  # (w is made of both: each must be given the device)
     # opacus: a new tensor kept as an attribute of a tensor argument
     "stored as an attribute of a tensor argument": (
         "import torch\ndef _create_or_accumulate(param: torch.Tensor, g: torch.Tensor):\n"
@@ -641,8 +642,6 @@ ROUND5_NOT_REPORTED = {
     "a loss of tensors nobody moved": (
         "import torch\ndef evaluate(criterion, preds):\n    target = torch.ones(preds.shape[0])\n"
         "    return criterion(preds, target)\n"),
-    "a cache built once in forward is TDV202's": (
-        forward("if self.mask is None:\n    self.mask = torch.ones(3)\nreturn x * self.mask")),
     # vit-pytorch's sin-cos embedding: two new tensors that meet each other, sized by parameters
     "factories sized by parameters meet each other": (
         "import torch\ndef posemb(h, w):\n"
@@ -867,3 +866,127 @@ def test_round7_reported(code, expected):
 @pytest.mark.parametrize("code", ROUND7_NOT_REPORTED.values(), ids=list(ROUND7_NOT_REPORTED))
 def test_round7_not_reported(code):
     assert tdv201(code) == []
+
+
+# What the eighth round taught (held-out set 10): a module's static helper (ffjord's `_reparam(mu, logvar)`;
+# not `_grid(n)`, which takes no tensor), a class method of a class that is no module (liegroups), and two CPU
+# factories joined into one name before they meet the input (GMVAE's `y_ + torch.eye(k)`: both are reported).
+ROUND8_CASES = {
+    "static_helper": ("""
+        import torch
+        import torch.nn as nn
+        class VAE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mu = nn.Linear(4, 2)
+            @staticmethod
+            def _reparam(mu, logvar):
+                eps = torch.randn(mu.size())
+                return mu + eps * torch.exp(logvar / 2)
+            @staticmethod
+            def _grid(n):
+                return torch.arange(n)
+            def forward(self, x):
+                mu = self.mu(x)
+                return self._reparam(mu, mu) + self._grid(2)[0]
+""", [(10, 14, "TDV201")]),
+    "classmethod_helper": ("""
+        import torch
+        class SE2:
+            dof = 3
+            @classmethod
+            def left_jacobian(cls, xi):
+                jac = torch.zeros((xi.shape[0], cls.dof, cls.dof))
+                small = xi.norm(dim=1) < 1e-6
+                jac[small] = xi[small].unsqueeze(-1) * 0.5
+                return jac
+            @classmethod
+            def from_config(cls, n):
+                return torch.arange(n)
+""", [(7, 14, "TDV201")]),
+    "companions": ("""
+        import torch
+        import torch.nn as nn
+        class GMVAE(nn.Module):
+            def __init__(self, k):
+                super().__init__()
+                self.k = k
+                self.qz = nn.Linear(8, 8)
+            def forward(self, x):
+                y_ = torch.zeros([x.shape[0], self.k])
+                y = y_ + torch.eye(self.k)
+                return self.qz(torch.cat([x, y], 1))
+""", [(10, 13, "TDV201"), (11, 17, "TDV201")]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND8_CASES.values(), ids=list(ROUND8_CASES))
+def test_round8_tdv201_shapes(code, expected):
+    assert lint(code, enabled=select_codes()) == expected
+
+
+HELPER_RETURNS = """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+        self.lin = nn.Linear(n, n)
+    def forward(self, latent):
+        feats, node_mask, edge_mask = self._prepare_input(latent)
+        out = self.lin(feats)
+        {use}
+    def _prepare_input(self, latent):
+        node_mask = torch.zeros(2, latent.shape[0], self.n)
+        edge_mask = torch.zeros(2, latent.shape[0], self.n)
+        return latent * 2, node_mask, edge_mask
+"""
+
+
+@pytest.mark.parametrize("use, expected", [
+    ("return out * edge_mask", [(15, 20, "TDV201")]),  # the second mask meets the layer's output
+    ("return out * edge_mask.to(out.device)", []),  # moved where it is used
+    ("return out[edge_mask.long()]", []),  # a CPU index is allowed
+    ("return out, node_mask.shape", []),  # only its size is read
+])
+def test_what_a_helper_method_returns_is_judged_where_it_is_used(use, expected):
+    """lgn-autoencoder's `_prepare_input` (held-out set 10) returns masks made on the CPU to
+    `forward`, which multiplies them with what its layers computed on the model's device;
+    the fast path keeps `forward`, which names no factory, because it uses the helper."""
+    assert lint(HELPER_RETURNS.replace("{use}", use), enabled=select_codes()) == expected
+
+
+def test_a_cache_built_once_in_forward_is_also_tdv202s():
+    """spikingjelly's `Dropout2d` (held-out set 10): the mask made on the CPU fails on the first
+    GPU forward (TDV201); with `device=x.device` it would still keep the first call's device
+    (TDV202), so `fix` leaves it to the user (register a buffer and give it the device)."""
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = forward("if self.mask is None:\n    self.mask = torch.ones(3)\nreturn x * self.mask")
+    assert lint(code, enabled=frozenset({"TDV201", "TDV202"})) == [(6, 12, "TDV202"), (6, 24, "TDV201")]
+    assert not any(f.fixable for f in lint_source(code, "t.py", Options(enabled=ONLY)))
+
+
+def test_a_module_level_alias_of_a_factory_is_the_factory():
+    """PyTorch-RL's utils: `zeros = torch.zeros` at the module's level, then `zeros(n)` in forward."""
+    code = ("import torch\nimport torch.nn as nn\nzeros = torch.zeros\nclass M(nn.Module):\n"
+            "    def forward(self, x):\n        return x + zeros(3)\n")
+    assert tdv201(code) == [(6, 19, "TDV201")]
+    assert tdv201(code.replace("zeros = torch.zeros", "zeros = lambda n: [0.0] * n")) == []
+
+
+def test_bins_of_a_cpu_only_histogram_and_the_remedy_in_a_custom_op():
+    """PyTorch's ONNX verification: `torch.histogram` runs on the CPU only, its bins belong
+    there; a custom autograd op's `ctx` has no `.device`, its gradient has."""
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = ("import torch\nclass Info:\n    @classmethod\n    def from_tensors(cls, expected, actual):\n"
+            "        diff = (expected - actual).abs()\n        bins = torch.tensor([0.0, 1e-3, 1.0])\n"
+            "        return torch.histogram(diff.float(), bins=bins)\n")
+    assert tdv201(code) == []
+    op = ("import torch\nclass Op(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, grad):\n"
+          "        return grad * torch.ones(3)\n")
+    [finding] = lint_source(op, "t.py", Options(enabled=ONLY))
+    assert (finding.line, finding.col) == (5, 22)
+    assert finding.message.endswith("pass device=grad.device or use grad.new_ones(...)")

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from conftest import lint
+from flake8_torchdevice.rules import select_codes
 
 ONLY = frozenset({"TDV203"})
 
@@ -503,3 +504,27 @@ ROUND5_NOT_REPORTED = {
 @pytest.mark.parametrize("code", ROUND5_NOT_REPORTED.values(), ids=list(ROUND5_NOT_REPORTED))
 def test_round5_not_reported(code):
     assert tdv203(code) == []
+
+
+# What the eighth round taught (held-out set 10): iterating a dataset gives its samples (deepvision).
+ROUND8_CASES = {
+    "dataset_loop": ("""
+        import torch
+        class Analyzer:
+            def __init__(self, model, dataset):
+                self.model = model
+                self.dataset = dataset
+            def visualize(self):
+                out = []
+                for index, batch in enumerate(self.dataset):
+                    images, labels = batch
+                    images.to(self.model.device)
+                    out.append(self.model(images))
+                return out
+""", [(11, 12, "TDV203")]),
+}
+
+
+@pytest.mark.parametrize("code, expected", ROUND8_CASES.values(), ids=list(ROUND8_CASES))
+def test_round8_tdv203_shapes(code, expected):
+    assert lint(code, enabled=select_codes()) == expected

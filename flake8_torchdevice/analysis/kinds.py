@@ -155,7 +155,8 @@ def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
 
 
 _LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?(_(train|training|test|val|valid|validation|eval|dev))?$"
-                        r"|(^|_)dl$|^batches$", re.I)  # (`data_loader_train`: scvi-tools)
+                        r"|(^|_)dl$|^batches$|(^|_)dataset(_(train|test|val|valid|eval))?$",
+                        re.I)  # (`data_loader_train`: scvi-tools; iterating a dataset gives its samples)
 # An iterator over a loader, as `next()` reads it: `loader_iter`, `self.train_iter`, `data_iterator`.
 _LOADER_ITERATOR_RE = re.compile(r"(loader|dl)_?iter(ator)?$|^(train|val|valid|test|eval|data)_?iter(ator)?$",
                                  re.I)
@@ -479,6 +480,8 @@ class ValueKinds:
             return self.is_fixed_tensor(node.left, any_device) or self.is_fixed_tensor(node.right, any_device)
         if kind is cst.BinaryOperation:
             return self._only_fixed_tensors([node.left, node.right], any_device)
+        if kind is cst.Comparison:  # `torch.rand(n) > p`: a mask on the same device
+            return self._only_fixed_tensors([node.left, *(c.comparator for c in node.comparisons)], any_device)
         if kind in (cst.List, cst.Tuple, cst.Set):
             return any(self.is_fixed_tensor(e.value, any_device) for e in node.elements)
         if kind is cst.Dict:
@@ -526,6 +529,9 @@ class ValueKinds:
         qualified = self.ctx.resolve(call.func)
         if qualified in VARIABLE:
             return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)  # `Variable(t)` is t
+        if any_device and self._in_construction() and not (qualified or "").startswith("torch.") \
+                and self.ctx.project_says(call.func, "returns") == TENSOR:
+            return True  # `self.beta = linear_schedule(n)`, a function of the project that returns a tensor
         if qualified is not None:
             head, _, last = qualified.rpartition(".")
             if head != "torch" and head != "torch.nn.functional":
@@ -556,8 +562,11 @@ class ValueKinds:
         if method in NOT_TENSOR_METHODS or method.startswith("new_"):
             return False
         if any_device:
-            if method in ("to", "cuda") and self._in_construction() and self.kind_of(receiver) == TENSOR:
-                return True  # `self.mask = self._make_mask(n).to("cuda")`: placed while the module is built
+            if method in ("to", "cuda", "clone", "detach") and self._in_construction() \
+                    and self.kind_of(receiver) == TENSOR:
+                # `self.mask = self._make_mask(n).to("cuda")`: placed while the module is built;
+                # `self.phase = self.weight.detach().clone()`: a plain copy of a parameter
+                return True
             return self.is_fixed_tensor(receiver, True)  # moved or not, made here
         if method == "type_as":
             return False
@@ -610,13 +619,17 @@ class ValueKinds:
             return (number_value(value) == 0 and len(args) == 1) or (
                 isinstance(value, (cst.Tuple, cst.List)) and (not value.elements or (
                     len(value.elements) == 1 and number_value(value.elements[0].value) == 0)))
-        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+        if _is_sequence(value):
             return False  # literal data: certainly a new CPU tensor
         if isinstance(value, cst.Call) and self._returns_array(value):
             return False  # `torch.tensor(np.stack(...))`, `torch.tensor(self._build_grid(n))`
         if factory == "tensor" and isinstance(value, cst.Name):
             # torch.tensor(values): a Python list, unless we know it is a number or a tensor
             return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors
+        if factory == "tensor" and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                and keeps_dimensions(value):
+            # torch.tensor(logits[None, :, :]): a slice of an array is an array, never a number
+            return self.kind_of(value.value) == TENSOR or value.value.value in maybe_tensors
         return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
 
     def _returns_array(self, call: cst.Call) -> bool:
@@ -896,6 +909,22 @@ def subscript_key(node: cst.Subscript) -> Optional[str]:
     if isinstance(index, cst.Name):
         return f"{name}[{index.value}]"  # `d[key]`: as long as `key` is not bound again (`ValueKinds.bind`)
     return None
+
+
+def _is_sequence(value: cst.BaseExpression) -> bool:
+    """`[...]`, `(a, b)`, `[f(v) for v in vs]`, and lists repeated or joined: `[x] * n`, `[0] + rest`."""
+    if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+        return True
+    return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Multiply, cst.Add)) \
+        and (_is_sequence(value.left) or _is_sequence(value.right))
+
+
+def keeps_dimensions(node: cst.Subscript) -> bool:
+    """`a[None, :]`, `a[1:]`, `a[None, 0]`: an index with a slice or a `None` leaves at least
+    one dimension, so the result is never a number (`a[..., 0]` of a vector is one)."""
+    return any(isinstance(element.slice, cst.Slice) or (
+        isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Name)
+        and element.slice.value.value == "None") for element in node.slice)
 
 
 def is_array_index(node: cst.Subscript) -> bool:

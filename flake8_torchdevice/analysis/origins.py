@@ -49,9 +49,9 @@ from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
 from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS, TO_PYTHON, VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
-from .syntax import (children, dotted_name, exclusive_arms, first_argument, is_cuda_literal, is_static_or_class_method,
-                     keyword, last_identifier, method_call, parameter_loop_targets, parameter_names, root_name,
-                     self_attribute_key)
+from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
+                     is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
+                     parameter_names, root_name, self_attribute_key)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -62,7 +62,9 @@ NEUTRAL_CALLEES = frozenset({
     "allclose",
     # torch functions that treat each tensor on its own device
     "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "is_tensor", "result_type", "numel",
-    "is_floating_point", "is_complex"})
+    "is_floating_point", "is_complex",
+    # CPU-only ops: their tensors must be on the CPU (`torch.histogram(x, bins=torch.tensor([...]))`)
+    "histogram", "histogramdd"})
 
 # Parameters named as sizes or shapes.
 _SIZE_PARAMETER_RE = re.compile(r"^(size|shape)s?$|_(size|shape)s?$")
@@ -279,12 +281,14 @@ class TensorOrigins:
         # a plain function, or a method of a class that is neither a module nor a data
         # pipeline (torchrl's `TensorSpec.is_in(self, val)`), not its dunders (`__call__`
         # of a transform class, `__getitem__` of a dataset)
-        plain = info is None or (not info.is_module and not is_static_or_class_method(node)
-                                 and not (name.startswith("__") and name.endswith("__")
-                                          and name.strip("_").lstrip("ri") not in _ARITHMETIC)
-                                 and not _DATA_PIPELINE_RE.search(info.node.name.value)
-                                 and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or ""
-                                                                           for b in info.node.bases)))
+        # A module's static method (`VAE._reparam(mu, logvar)`, called from forward) is a
+        # plain function kept in the class; its class methods build it (`from_config(cls, c)`).
+        # Other classes' static and class methods too (liegroups' `SE2.left_jacobian(cls, xi)`).
+        plain = info is None or (info.is_module and "staticmethod" in decorator_names(node)) or (
+            not info.is_module
+            and not (name.startswith("__") and name.endswith("__") and name.strip("_").lstrip("ri") not in _ARITHMETIC)
+            and not _DATA_PIPELINE_RE.search(info.node.name.value)
+            and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
         # (a method named like a builder runs while its object is built; a plain function so
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)

@@ -193,13 +193,21 @@ _SAME_KIND_MATH = frozenset({"sum", "mean", "prod", "abs", "exp", "log", "sqrt",
                              "repeat", "expand", "softmax", "sigmoid", "tanh", "cumsum"})
 
 
+# Modules whose functions share a tensor method's name: `torch.unsqueeze(x, 0)` is a call, not a
+# method of a `torch` value.
+_MODULE_NAMES = frozenset({"torch", "th", "np", "numpy"})
+
+
 def _chain_root(node: ast.AST) -> ast.AST:
     """`torch.ones(n).float().unsqueeze(0)` -> `torch.ones(n)`; `grid.to(dtype=torch.float)` -> `grid`."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-            (isinstance(node.func.value, (ast.Call, ast.Name))
-             and (node.func.attr in _SAME_KIND_METHODS or _is_dtype_cast(node)))
-            or (isinstance(node.func.value, ast.Call) and node.func.attr in _SAME_KIND_MATH)):
-        node = node.func.value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        receiver = node.func.value
+        of_value = isinstance(receiver, ast.Call) or (isinstance(receiver, ast.Name)
+                                                      and receiver.id not in _MODULE_NAMES)
+        if not ((of_value and (node.func.attr in _SAME_KIND_METHODS or _is_dtype_cast(node)))
+                or (isinstance(receiver, ast.Call) and node.func.attr in _SAME_KIND_MATH)):
+            break
+        node = receiver
     return node
 
 
@@ -255,8 +263,12 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 # the argument's own name (`if x is not None: x = torch.from_numpy(x)`, then
                 # `return x`: the argument on one path, what it became on the other), unless
                 # that was a move, which is kept as the argument's (`argument_movers`)
-                earlier = [(line, bound) for line, bound in assignments.get(arm.id, ()) if line < value.lineno]
-                last = max(earlier, key=lambda pair: pair[0])[1] if earlier else arm
+                earlier = sorted(((line, bound) for line, bound in assignments.get(arm.id, ()) if line < value.lineno),
+                                 key=lambda pair: pair[0])
+                # `g = g / g.sum()`: arithmetic on itself keeps what the name held before
+                while len(earlier) > 1 and _updates_itself(earlier[-1][1], arm.id):
+                    earlier.pop()
+                last = earlier[-1][1] if earlier else arm
                 if arm.id != first or not _is_move(_chain_root(last)):
                     arm = last
             arm = _chain_root(arm)
@@ -279,6 +291,16 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
+
+
+def _updates_itself(value: ast.AST, name: str) -> bool:
+    """`g / g.sum()`, `-g`, `2 * g + 1`: arithmetic with `name` itself as an operand."""
+    if isinstance(value, ast.UnaryOp):
+        return _updates_itself(value.operand, name)
+    if not isinstance(value, ast.BinOp):
+        return False
+    return any((isinstance(side, ast.Name) and side.id == name) or _updates_itself(side, name)
+               for side in (value.left, value.right))
 
 
 def _tensor_method_chain(value: ast.AST) -> bool:
@@ -422,6 +444,12 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
 
     bind_imports(tree.body, False)
     for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Attribute):
+            # `zeros = torch.zeros` (old RL code): an import under another spelling
+            qualified = summary.qualify(ast_dotted_name(statement.value) or "")
+            if qualified.startswith("torch."):
+                summary.imports.setdefault(statement.targets[0].id, qualified)
         if isinstance(statement, ast.ClassDef):
             # (`Operator[Tensor, ...]`: a generic base is its class)
             bases = tuple(name for name in (ast_dotted_name(base.value if isinstance(base, ast.Subscript) else base)
@@ -692,6 +720,17 @@ class ProjectIndex:
         return self._function_kind(_Definition(own, function), 0) if function in own.returns \
             or function in own.moved_returns else None
 
+    def makes_tensor(self, dotted: str) -> bool:
+        """Does a call of `dotted`, as written in this file (`make_grid`, `geometry.gaussian2d`),
+        return a tensor: a module-level function of the file or of the project's files
+        it imports whose every return is one? For the fast path, which has no scopes:
+        a name the file binds otherwise may answer wrongly, the analysis decides."""
+        own = self.own
+        if "." not in dotted and dotted in own.returns:
+            return self.returns_here(dotted) == TENSOR
+        reference = own.qualify(dotted)
+        return reference != dotted and self.returns(reference) == TENSOR
+
     def saves(self, reference: str) -> bool:
         """An imported project function, or class with a method, that calls `torch.save`."""
         found = self._imported(reference)
@@ -842,6 +881,27 @@ class ProjectIndex:
             found = self._definition(summary.path, reference, depth)
             if found is not None:
                 return reference, found
+        return None
+
+    def star_torch_name(self, name: str) -> Optional[str]:
+        """What torch function this file's star imports bring as `name` ("torch.zeros" for
+        `from utils import *` where utils has `from torch import zeros` or `zeros =
+        torch.zeros`); None when they bring none."""
+        if self.path is None:
+            return None
+        summaries, seen = [self.own], set()
+        while summaries and len(seen) <= _MAX_DEPTH:
+            summary = summaries.pop(0)
+            for module in summary.star_imports:
+                path = _find_module(summary.path, module)
+                found = _summary_of(path) if path is not None and path not in seen else None
+                if found is None:
+                    continue
+                seen.add(path)
+                target = found.imports.get(name)
+                if target is not None:
+                    return target if target.startswith("torch.") else None
+                summaries.append(found)
         return None
 
     def star_reference(self, name: str) -> Optional[str]:

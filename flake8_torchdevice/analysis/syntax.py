@@ -6,7 +6,7 @@ import ast
 import dataclasses
 import re
 from collections import deque
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -311,8 +311,46 @@ def parameter_names(function: cst.FunctionDef) -> List[str]:
     return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
 
 
+def decorator_names(function: cst.FunctionDef) -> List[Optional[str]]:
+    """The last identifier of each decorator: `staticmethod`, `cache` of `functools.cache`."""
+    return [last_identifier(d.decorator) for d in function.decorators]
+
+
 def is_static_or_class_method(function: cst.FunctionDef) -> bool:
-    return any(last_identifier(d.decorator) in ("staticmethod", "classmethod") for d in function.decorators)
+    return any(name in ("staticmethod", "classmethod") for name in decorator_names(function))
+
+
+def equality_test(test: cst.BaseExpression) -> Optional[Tuple[str, FrozenSet[str]]]:
+    """A test true for some constant values of one name only: `kind == "sdp"` is ("kind",
+    {'"sdp"'}); `opt == Optim.A or opt == Optim.B` and `opt in (Optim.A, Optim.B)` give both
+    values. Constants are literals and dotted names (enum members), not plain names."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        left, right = equality_test(test.left), equality_test(test.right)
+        if left is None or right is None or left[0] != right[0]:
+            return None
+        return left[0], left[1] | right[1]
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    subject = dotted_name(test.left)
+    comparison = test.comparisons[0]
+    if subject is None:
+        return None
+    if isinstance(comparison.operator, cst.Equal):
+        values = [comparison.comparator]
+    elif isinstance(comparison.operator, cst.In) and isinstance(comparison.comparator, (cst.Tuple, cst.List, cst.Set)):
+        values = [element.value for element in comparison.comparator.elements]
+    else:
+        return None
+    constants = [_constant_text(value) for value in values]
+    if not constants or None in constants:
+        return None
+    return subject, frozenset(constants)  # type: ignore[arg-type]
+
+
+def _constant_text(value: cst.BaseExpression) -> Optional[str]:
+    if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)):
+        return value.value
+    return dotted_name(value) if isinstance(value, cst.Attribute) else None
 
 
 def exclusive_arms(one: Tuple[Tuple[int, bool], ...], other: Tuple[Tuple[int, bool], ...]) -> bool:

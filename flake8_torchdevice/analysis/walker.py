@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -142,6 +143,9 @@ class _Block:
     mark_guards: int = 0  # `pytestmark = skipif(no CUDA)`: reaches into functions too
 
 
+_TORCH_FUNCTION_RE = re.compile(r"torch\.[a-z_]+$")  # `torch.zeros`, not `torch.cuda.FloatTensor`
+
+
 class Analyzer(cst.CSTVisitor):
     """One traversal: keeps the shared state and dispatches nodes to every rule."""
 
@@ -150,6 +154,7 @@ class Analyzer(cst.CSTVisitor):
                  filename: Optional[str] = None) -> None:
         super().__init__()
         self.project = project  # the other files of the project, when the file has some
+        self._star_torch_names: Dict[str, Optional[str]] = {}  # `_star_torch_name`, per name
         # A module that is CUDA-only on purpose: its path says so (`accelerators/cuda.py`), or
         # its top raises without CUDA (set when that statement has been walked).
         self.cuda_only_module = is_cuda_only_path(filename)
@@ -312,11 +317,19 @@ class Analyzer(cst.CSTVisitor):
             for scope in self._visible_scopes():
                 if node.value in scope.bindings:
                     return scope.bindings[node.value]
+            if self.scopes[0].star_imports and self.project is not None and node.value not in _BUILTIN_NAMES:
+                return self._star_torch_name(node.value)
             return None
         if kind is cst.Attribute:
             base = self.resolve(node.value)
             return f"{base}.{node.attr.value}" if base else None
         return None
+
+    def _star_torch_name(self, name: str) -> Optional[str]:
+        """`zeros` bound nowhere in the file, brought by `from utils import *` as `torch.zeros`."""
+        if name not in self._star_torch_names:
+            self._star_torch_names[name] = self.project.star_torch_name(name)  # type: ignore[union-attr]
+        return self._star_torch_names[name]
 
     def import_reference(self, node: cst.CSTNode) -> Optional[str]:
         """What an imported name refers to, relative imports included (`Net` after
@@ -426,6 +439,12 @@ class Analyzer(cst.CSTVisitor):
     def _bind_assignment(self, node: cst.Assign) -> None:
         for target in node.targets:
             self.scope.bind_targets(target.target)
+        if self.scope.kind == "module" and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Attribute):
+            # `zeros = torch.zeros` at the module's level (old RL code): an import under another name
+            qualified = self.resolve(node.value)
+            if qualified is not None and _TORCH_FUNCTION_RE.match(qualified):
+                self.scope.bindings[node.targets[0].target.value] = qualified
         # `have_gpu = torch.cuda.is_available()`: a CUDA flag, whatever its name.
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             polarity = self.guards.bound_flag_polarity(node.value)

@@ -214,7 +214,8 @@ class Rule:
     # saying the class
     # may hold a finding. The fast path keeps such a class whole (with its base classes
     # in the file); the rule's `triggers` only decide whether the file is parsed at all.
-    keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str], Callable[[ast.AST], str]], bool]]] = None
+    keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str], Callable[[ast.AST], str],
+                                             Optional[Callable[[str], bool]]], bool]]] = None
     # Rules that query `ctx.origins` (analysis/origins.py): the analyzer keeps those facts
     # only when an enabled rule reads them.
     uses_origins: ClassVar[bool] = False

@@ -44,7 +44,9 @@ _CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as",
                          "repeat", "view", "reshape", "expand", "tile", "unflatten", "narrow"}
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
-_NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim", re.I)
+# (`ctx`: what a custom autograd op's forward and backward get first)
+_NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim|^ctx$",
+                              re.I)
 
 # Callables that compare their tensor arguments elementwise: `criterion(out, target)`.
 _LOSS_CALLEE_RE = re.compile(r"loss|criterion", re.I)
@@ -57,6 +59,13 @@ MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
 class _ClassFrame:
     node: cst.ClassDef
     findings: List[Tuple[str, cst.Call, str, Optional[Fix]]] = field(default_factory=list)
+    # A CPU tensor a helper method returns (`_prepare_input` returning `node_mask` made by
+    # `torch.zeros`) is judged where the class's methods use it: (method, position in the
+    # returned tuple or None) -> the factory, its message and fix
+    returned: Dict[Tuple[str, Optional[int]], List[Tuple[cst.Call, str, Optional[Fix]]]] = field(default_factory=dict)
+    # (method, position) -> where the class's methods combine that result with a device tensor, or move it
+    met: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
+    moved: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
 
 
 class FactoryWithoutDevice(Rule):
@@ -78,8 +87,9 @@ class FactoryWithoutDevice(Rule):
       or a loss, or its device handed to a move (`p = ... if pt else torch.zeros(1)`, then
       `x.to(p.device)`: the CPU decides where the input goes); functions nested in
       `forward` close over its tensors and count too;
-    - in any plain function, or method of a class that is not a module (its dunders
-      such as a transform's `__call__` aside), whatever its name, that receives a
+    - in any plain function, method (also class or static method) of a class that is
+      not a module (its dunders such as a transform's `__call__` aside), or static
+      method of a module (`_reparam(mu, logvar)`), whatever its name, that receives a
       tensor (a parameter annotated `torch.Tensor` or used as one: `x.size(0)`,
       `x.unsqueeze(1)`): when the new tensor is combined with it or with what is
       computed from it (`spot[..., 1:] * unit.diff().abs() * c`) (arithmetic,
@@ -106,7 +116,11 @@ class FactoryWithoutDevice(Rule):
       when it meets one of the module's parameters or buffers (`self.decay ** torch.arange(n)`),
       which sit wherever the module was moved, with tensor inputs or without; when it is
       kept as `self.h` in device-sensitive code and then meets the inputs (a cache built
-      once, `if self.mask is None:`, is TDV202's);
+      once, `if self.mask is None:`, is also TDV202's: with `device=x.device` it still
+      keeps the first call's device);
+    - in a helper method of an `nn.Module` that returns it (`return feats, mask`): when a
+      method of the class combines what the helper returned with a device tensor
+      (`feats, mask = self._prepare(x)`, then `out * mask`) and does not move it;
     - in a function with a parameter named like a device that it never reads
       (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
       where the tensor belongs;
@@ -122,7 +136,9 @@ class FactoryWithoutDevice(Rule):
     Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
     its inputs arrive on the CPU, and those it leaves alone stay there.
 
-    The tensor is followed through names (also tuple targets: `w, h = torch.meshgrid(...)`;
+    Two CPU tensors joined into one name (`y = y_ + torch.eye(k)`) are both reported
+    where it meets the device. The tensor is followed through names (also tuple targets:
+    `w, h = torch.meshgrid(...)`;
     bound in one arm of an `if` and something else in the other, it may be either after it;
     a default that only some arms replace, `y = torch.zeros(1)` then `if seq: y = ...`, is
     still there on the other way through), views, in-place methods that return it
@@ -272,6 +288,14 @@ class FactoryWithoutDevice(Rule):
         # (id of the function's node, name) -> a value computed from the inputs written into the CPU tensor
         # `name` holds (`out[i] = x[i] / 2`): returned, it brings the inputs' results to the CPU
         self._filled: Dict[Tuple[int, str], cst.CSTNode] = {}
+        # factory -> the other CPU factories whose tensors its own was combined with into one
+        # name (`y = y_ + torch.eye(k)`): reported with it, where that name meets the device
+        self._companions: Dict[int, List[cst.Call]] = {}
+        # id of a function's node -> name -> (helper method of its class, position in its result)
+        self._helper_results: Dict[int, Dict[str, Tuple[str, Optional[int]]]] = {}
+        self._returned_at: Optional[Tuple[str, Optional[int]]] = None  # set by `_fate`, read by `_follow`
+        self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
+        self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
 
     # ------------------------------------------------------------ frames
 
@@ -286,6 +310,28 @@ class FactoryWithoutDevice(Rule):
             # Methods that __init__ uses run before the module is moved: CPU is right there.
             if method_name not in init_time:
                 self.report(call, message, fix=fix)
+        for key, made in frame.returned.items():
+            if key in frame.met and key not in frame.moved and key[0] not in init_time:
+                for call, message, fix in made:
+                    self.report(call, message, fix=fix)
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        """`masks = self._prepare(x)`, `a, b = self._prepare(x)` in a module's method: the names
+        hold what the helper returns (followed in `visit_Name`); other bindings forget that."""
+        results = self._helper_results.setdefault(id(self._frame.node), {})
+        helper = node.value.func.attr.value if isinstance(node.value, cst.Call) \
+            and self_attribute_key(node.value.func) is not None and self._classes and self._frame.sensitive \
+            else None
+        for target in node.targets:
+            elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
+            for position, element in enumerate(elements if elements is not None else [target.target]):
+                name = element.value if elements is not None else element
+                if not isinstance(name, cst.Name):
+                    continue
+                if helper is not None:
+                    results[name.value] = (helper, position if elements is not None else None)
+                else:
+                    results.pop(name.value, None)
 
     @property
     def _frame(self) -> FunctionOrigins:
@@ -330,6 +376,14 @@ class FactoryWithoutDevice(Rule):
             depth += 2
 
     def visit_Name(self, node: cst.Name) -> None:
+        result = self._helper_results.get(id(self._frame.node), {}).get(node.value)
+        if result is not None and self._classes and self._is_load(node):
+            self._factory = None
+            fate, _ = self._fate(node, None)
+            if fate == BAD:
+                self._classes[-1].met.add(result)
+            elif fate == MOVED:
+                self._classes[-1].moved.add(result)
         pending = self._pending(node.value)
         if pending is None or not self._is_load(node):
             return
@@ -358,7 +412,7 @@ class FactoryWithoutDevice(Rule):
         target = node.target
         if isinstance(target, cst.Name) and target.value in self._frame.new_tensors \
                 and self.ctx.origins.involves_input(node.value):
-            self._report(self._frame.new_tensors.pop(target.value)[0], node.value)
+            self._report_with_companions(self._frame.new_tensors.pop(target.value)[0], node.value)
 
     # ------------------------------------------------------------ the factory's fate
 
@@ -367,14 +421,28 @@ class FactoryWithoutDevice(Rule):
         self._partner = None
         frame = self._frame
         key = expr.value if isinstance(expr, cst.Name) else self_attribute_key(expr)
+        self._returned_at = None
+        self._factory = factory
         fate, assigned = self._fate(expr, key)
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
-            self._report(factory, self._partner)
+            self._report_with_companions(factory, self._partner)
+        elif self._returned_at is not None:
+            self._report(factory, None, returned_at=self._returned_at)
         elif assigned is not None:
             for name in assigned[0]:
+                earlier = self._pending(name)
+                if earlier is not None and earlier[1] is assigned[1] and earlier[0] is not factory:
+                    # a second factory of the statement binding `name`: both CPU tensors meet what it meets
+                    companions = self._companions.setdefault(id(factory), [])
+                    companions.extend([earlier[0], *self._companions.get(id(earlier[0]), ())])
                 self.ctx.origins.follow(name, factory, assigned[1])
+
+    def _report_with_companions(self, factory: cst.Call, partner: Optional[cst.CSTNode]) -> None:
+        self._report(factory, partner)
+        for companion in self._companions.pop(id(factory), ()):
+            self._report(companion, partner)
 
     def _fate(self, expr: cst.CSTNode,
               key: Optional[str] = None) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
@@ -383,6 +451,7 @@ class FactoryWithoutDevice(Rule):
         sensitive = self._frame.sensitive
         child = expr
         depth = 1
+        position: Optional[int] = None  # of `child` in the tuple a `return` gives
         while True:
             parent = self.ctx.parent(depth)
             if parent is None:
@@ -461,6 +530,8 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, (cst.Element, cst.StarredElement)):
                 container = self.ctx.parent(depth + 1)
+                if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Return):
+                    position = container.elements.index(parent)
                 if (not sensitive and isinstance(container, (cst.List, cst.Tuple))
                         and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
                     return BAD, None
@@ -493,9 +564,12 @@ class FactoryWithoutDevice(Rule):
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
                     return NEUTRAL, (names, parent)
                 key = self_attribute_key(target)
-                if key is not None and sensitive and not self.ctx.class_facts.under_once_test(target.attr.value):
+                if key is not None and sensitive:
                     # `self.h = torch.zeros(...)` in forward: followed as a local (a cache built
-                    # once, `if self.mask is None:`, is TDV202's)
+                    # once, `if self.mask is None:`, is also TDV202's: with `device=x.device` it
+                    # still keeps the first call's device, so `fix` does not half-fix it)
+                    if self._factory is not None and self.ctx.class_facts.under_once_test(target.attr.value):
+                        self._cached_once.add(id(self._factory))
                     return NEUTRAL, ([key], parent)
                 if not isinstance(target, cst.Name):
                     return NEUTRAL, None  # other attributes and subscripts: unsure
@@ -514,6 +588,9 @@ class FactoryWithoutDevice(Rule):
                     # computed from the caller's tensors come back on the CPU
                     self._partner = filled
                     return BAD, None
+                if sensitive and not self._frame.returns_to_caller and not told and self._frame.method_name \
+                        and self._classes and (position is None or isinstance(child, cst.Tuple)):
+                    self._returned_at = (self._frame.method_name, position)  # judged where it is used
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
 
@@ -623,19 +700,22 @@ class FactoryWithoutDevice(Rule):
 
     # ------------------------------------------------------------ reporting
 
-    def _report(self, call: cst.Call, partner: Optional[cst.CSTNode] = None) -> None:
+    def _report(self, call: cst.Call, partner: Optional[cst.CSTNode] = None,
+                returned_at: Optional[Tuple[str, Optional[int]]] = None) -> None:
         name = dotted_name(call.func) or "torch.factory"
         found = self._device_for_fix(call, partner)
         factory = FACTORY_NAMES.get(self.ctx.resolve(call.func) or "", "")
         message = self.message.format(call=name, remedy=self._remedy(factory, call, partner, found))
-        fix = Fix().add_keyword(call, "device", found[0]) if found else None
+        fix = Fix().add_keyword(call, "device", found[0]) if found and id(call) not in self._cached_once else None
         frame = self._frame
         if frame.copies_input_to_host and not frame.sensitive:
             return  # CPU work on purpose
         project = self.ctx.project
         if project is not None and project.default_device_set_in_project():
             return  # another file of the project makes every factory's tensor on its device
-        if frame.method_name is not None and self._classes:
+        if returned_at is not None:  # reported if the class's methods combine it with a device tensor
+            self._classes[-1].returned.setdefault(returned_at, []).append((call, message, fix))
+        elif frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
         else:
             self.report(call, message, fix=fix)
@@ -801,7 +881,11 @@ class UnregisteredTensorAttribute(Rule):
 
     The value is followed: tensor factories (`torch.ones`, `torch.tensor([...])`,
     `torch.tensor(values)`, a 0-dim `torch.tensor(1.5, requires_grad=True)` made to be
-    trained), torch functions picked by name (`getattr(torch, window)(n)`),
+    trained; `torch.tensor(logit[None, :])` of a slice, never a number; `torch.tensor([d] * n)`),
+    torch functions picked by name (`getattr(torch, window)(n)`), a function of the file
+    or of the project whose every return is a tensor (`self.beta = linear_schedule(n)`,
+    `self.filter = geometry.gaussian2d(7)`), a detached copy of a tensor
+    (`self.phase = self.weight.detach().clone()`),
     `torch.from_numpy(...)`, legacy constructors
     (`torch.Tensor([...])`, `torch.FloatTensor(n)`), what ops, arithmetic and method
     chains make of them (`torch.cat([a, a])`, `a * b`, `torch.arange(n).float()[None]`),
@@ -941,7 +1025,7 @@ class UnregisteredTensorAttribute(Rule):
         "    def forward(self, x):\n        return x + self.pe[: x.shape[1]]\n",
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
         "        n = x.shape[0]\n        if getattr(self, 'mask', None) is None:\n"
-        "            self.mask = torch.triu(torch.ones(n, n))  # expect: TDV202\n        return x @ self.mask\n",
+        "            self.mask = torch.triu(torch.ones(n, n))  # expect: TDV201, TDV202\n        return x @ self.mask\n",
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, n, device):\n"
         "        super().__init__()\n        self.scale = torch.full((n,), 0.5, device=device)  # expect: TDV202\n"
         "        self.table = self._make_table(n)  # expect: TDV202\n"
@@ -951,7 +1035,8 @@ class UnregisteredTensorAttribute(Rule):
 
     @staticmethod
     def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset(),
-                    text_of: Callable[[ast.AST], str] = ast.unparse) -> bool:
+                    text_of: Callable[[ast.AST], str] = ast.unparse,
+                    makes_tensor: Optional[Callable[[str], bool]] = None) -> bool:
         """Fast path: can this class hold a finding? A method assigns `self.<name>` a value
         made (maybe through locals, or by a method it calls that returns one) from a
         tensor factory that is not handed straight to `nn.Parameter(...)`/`register_buffer(...)`
@@ -962,7 +1047,9 @@ class UnregisteredTensorAttribute(Rule):
         fast == full.
 
         `text_of(node)` is a definition's source text: a method whose text names no
-        factory (nor `is`, `hasattr`, `getattr` for a cache) is not walked."""
+        factory (nor `is`, `hasattr`, `getattr` for a cache) is not walked. `makes_tensor`:
+        does a function of the project (`make_grid`, `geometry.gaussian2d`) return a
+        tensor (the project index's `makes_tensor`); what `__init__` stores of one counts."""
         if all(isinstance(base, ast.Name) and base.id == "object" for base in node.bases):
             return False  # `class Loader:` is no module, whatever its methods store
         methods = {}
@@ -982,6 +1069,9 @@ class UnregisteredTensorAttribute(Rule):
             return attribute in uses[0]
 
         moves = _MOVE_WORDS.search(text) is not None
+        if makes_tensor is not None and any(_ast_stores_a_call_of(methods[name], makes_tensor)
+                                            for name in _ast_called_from_init(methods)):
+            return True
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
             arguments = bool(_TENSOR_ARGUMENT_WORDS.search(text) or _TENSOR_USE_WORDS.search(text))
@@ -1059,7 +1149,8 @@ class UnregisteredTensorAttribute(Rule):
         not moved where it happens (`self.pe.to(x.device)`) nor preceded, in its method,
         by a new run-time value (`self.pe = self.pe.to(x.device)` then `self.pe[:n]`).
         A run-time method that sets a new value without reading the old one (a
-        `reset_state` making `self.h = x.new_zeros(...)`) is taken to run first.
+        `reset_state` making `self.h = x.new_zeros(...)`), or reading it only to move it
+        (torchvision's `set_cell_anchors(dtype, device)`), is taken to run first.
         Not stale: wenet's `position_encoding` reads the table that only `forward`
         moves; xLSTM's `forward` reads its state before it sets the next one."""
         reads: Dict[str, List[Tuple[str, bool, int]]] = {}
@@ -1094,8 +1185,9 @@ class UnregisteredTensorAttribute(Rule):
                            if method not in setters):
                     stale.add(name)
         for name, entries in reads.items():
+            # (a refresh may read the old value to move it: `self.xs = [a.to(d) for a in self.xs]`)
             resets = [(method, order) for (refreshed, method), order in refreshes.items() if refreshed == name
-                      and not any(m == method and o < order for m, _, o in entries)]
+                      and not any(m == method and o < order and not moved for m, moved, o in entries)]
             if resets:
                 continue  # a run-time method sets it afresh (assumed to run first)
             if any(not moved and order < refreshes.get((name, method), order + 1)
@@ -1250,6 +1342,26 @@ def _ast_stores_a_move(method: ast.AST) -> bool:
         if name[:1].islower() or name[:1] == "_":
             return True
     return False
+
+
+def _ast_stores_a_call_of(method: ast.AST, makes_tensor: Callable[[str], bool]) -> bool:
+    """Fast path of `self.x = make_grid(n)` (or of what is computed from it, `.float()`),
+    where `makes_tensor("make_grid")` says the function returns a tensor."""
+    for statement in ast_statements(method):
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+                and any(_stores_attribute(t) for t in statement.targets)):
+            continue
+        call = statement.value
+        while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+            call = call.func.value  # `make_grid(n).float().to(d)`
+        callee = ast_dotted_name(call.func)
+        # a function (`make_grid`, `geometry.gaussian2d`), not a class (`nn.Linear`, `Block`)
+        if callee and callee.rpartition(".")[2][:1] in _FUNCTION_INITIALS and makes_tensor(callee):
+            return True
+    return False
+
+
+_FUNCTION_INITIALS = frozenset("_abcdefghijklmnopqrstuvwxyz")
 
 
 def _names_tensor_type(annotation: ast.AST) -> bool:
@@ -1490,7 +1602,7 @@ class DiscardedTo(Rule):
     `t` is known to be a tensor: a value unpacked from a data-loader loop
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
     from `DataLoader(...)` or named like `trainloader`, `train_loader_1`,
-    `data_loader_train`) or taken from
+    `data_loader_train`, or a dataset iterated for its samples, `self.dataset`) or taken from
     one with `next()` (`x, y = next(iter(loader))`, `next(self.train_iter)`), an item of
     a batch (`batch["x"]`, `batch[0]`, `v` of `for k, v in batch.items():`, also of a
     parameter called `batch`), an item of

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu, parameter_names, positional_args, string_value)
-from ..analysis.syntax import exclusive_arms, walk_ast
+from ..analysis.syntax import equality_test, exclusive_arms, walk_ast
 from ..analysis.kinds import MODULE
 from ..analysis.project import DEVICE_WORD_RE, READS_MODEL_RE
 from .base import Fix, Rule, names_read, trigger_union
@@ -78,7 +78,10 @@ class WrapBeforeMove(Rule):
     helper) that the scope moves to a device on its other paths (`if len(gpus) > 1:
     model = nn.DataParallel(model)` / `else: model = model.to(device)`, or an earlier
     arm that returns `model.to(device)`) is the scope's to place: the `DataParallel`
-    path that leaves it unmoved is reported, even when it returns the wrapper.
+    path that leaves it unmoved is reported, even when it returns the wrapper. Two `if`
+    statements that test one name against different constants exclude each other: a
+    move under `if kind == "sharded":` does not reach a wrap under `if kind == "ddp" or
+    kind == "oss":` (nor does a rebinding there, `model = sharded`).
 
     CUDA guards do not silence this rule: wrapping before moving breaks on GPU
     machines, exactly where a guard such as `if torch.cuda.device_count() > 1:` is
@@ -255,7 +258,8 @@ class WrapBeforeMove(Rule):
         # placement per path: moved on every path that reaches the wrap
         # (a module moved to the CPU last is not on a GPU: nekRS-ML's XPU workaround moves it
         # to the CPU for the wrap and back to its device after it, too late for DDP)
-        moved_before = key is not None and key in scope.moved and key not in scope.notes.get("on the cpu", ())
+        moved_before = key is not None and key in scope.moved and key not in scope.notes.get("on the cpu", ()) \
+            and not self._moved_only_elsewhere(key)
         if distributed and moved_before:
             return
         built_here = not moved_before and (
@@ -270,7 +274,8 @@ class WrapBeforeMove(Rule):
         fix = _move_before_wrap(self.ctx.stack, key, node, module)
         # A module a helper returned may have been moved there; moving the wrapper right
         # after says it was not (`MMDistributedDataParallel(build_detector(cfg)).cuda()`).
-        from_helper = not moved_before and key is not None and key in scope.note("returned by a call", set)
+        from_helper = not moved_before and key is not None and (
+            key in scope.note("returned by a call", set) or self._rebound_only_elsewhere(key))
         if (gpu_intended and built_here) or (self._moved_as_wrapped(node) and (built_here or from_helper)):
             # `DDP(model).to(device)` (pytorch-lightning's RL example): the move comes too late
             self.report(node, message, fix=fix)
@@ -278,6 +283,31 @@ class WrapBeforeMove(Rule):
             wrapper = self._assigned_to(node) if built_here or from_helper else None
             scope.note("wraps waiting", list).append(_Wait(node, message, key, wrapper, report_on_move=True,
                                                            fix=fix))
+
+    def _equality_tests(self) -> List[Tuple[str, FrozenSet[str]]]:
+        """The `if` bodies around the node being visited that run for some values of one
+        name only: `if optim == OptimType.oss:` is ("optim", {"OptimType.oss"})."""
+        return [found for node, test, in_body in self.ctx.enclosing_tests()
+                if in_body and isinstance(node, cst.If) and (found := equality_test(test)) is not None]
+
+    def _rebound_only_elsewhere(self, key: str) -> bool:
+        """Was `key`, returned by a call, bound again only on a path that excludes the wrap?"""
+        rebound = self.ctx.function_scope().notes.get("rebound after a call", {}).get(key)
+        if rebound is None:
+            return False
+        arms, tests = rebound
+        here = dict(self._equality_tests())
+        return exclusive_arms(arms, self.ctx.arms()) or any(
+            name in here and not (values & here[name]) for name, values in tests)
+
+    def _moved_only_elsewhere(self, key: str) -> bool:
+        """Was `key` moved only in `if` bodies that exclude where the wrap is, by the value of
+        one name (`if kind == "sdp": model.cuda()` then `if kind == "ddp": DDP(model)`)?"""
+        here = dict(self._equality_tests())
+        moves = [tests for target, tests in self.ctx.function_scope().notes.get("device move tests", ())
+                 if target == key]
+        return bool(moves) and all(any(name in here and not (values & here[name]) for name, values in tests)
+                                   for tests in moves)
 
     def _runs_without_cuda(self) -> bool:
         """In an arm that only runs where CUDA is certainly absent (the `else:` of
@@ -380,6 +410,12 @@ class WrapBeforeMove(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         self._bound([target.target for target in node.targets], node.value)
+        if isinstance(node.value, cst.Call) and not self._builds_on_cpu(node.value):
+            # `model, loader, loss_fn = get_problem(rank)`: each part came from the call
+            from_call = self.ctx.function_scope().note("returned by a call", set)
+            for target in node.targets:
+                if isinstance(target.target, (cst.Tuple, cst.List)):
+                    from_call.update(filter(None, (dotted_name(e.value) for e in target.target.elements)))
 
     def _read_by_call(self, parent: Optional[cst.CSTNode]) -> bool:
         """Is the use an argument of a call that saves, loads or logs the module, told no
@@ -420,8 +456,10 @@ class WrapBeforeMove(Rule):
                 on_cpu.discard(key)  # a new module, or this one moved (`model = model.cuda()`)
             if isinstance(value, cst.Call) and not built and move_target(value) is None:
                 from_call.add(key)  # `model = build_detector(cfg)`
-            else:
+            elif key in from_call:
                 from_call.discard(key)
+                # (where: a path that excludes a later wrap still wraps what the call returned)
+                scope.note("rebound after a call", dict)[key] = (self.ctx.arms(), self._equality_tests())
             if built:
                 constructed.add(key)
                 handed_in.discard(key)
@@ -470,6 +508,7 @@ class WrapBeforeMove(Rule):
         else:
             on_cpu.discard(target)
             scope.note("device moves", list).append((target, arms, _returning_arms(self.ctx)))
+            scope.note("device move tests", list).append((target, self._equality_tests()))
         waiting = scope.notes.get("wraps waiting")
         if not waiting:
             return
