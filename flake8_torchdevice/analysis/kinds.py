@@ -530,8 +530,10 @@ class ValueKinds:
         if qualified in VARIABLE:
             return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)  # `Variable(t)` is t
         if any_device and self._in_construction() and not (qualified or "").startswith("torch.") \
-                and self.ctx.project_says(call.func, "returns") == TENSOR:
-            return True  # `self.beta = linear_schedule(n)`, a function of the project that returns a tensor
+                and self.self_attribute(call.func) is None and self.ctx.project_says(call.func, "returns") == TENSOR:
+            # `self.beta = linear_schedule(n)`, a function of the project that returns a tensor (what
+            # the class's own methods return is `ClassInfo.method_returns`'s to judge)
+            return True
         if qualified is not None:
             head, _, last = qualified.rpartition(".")
             if head != "torch" and head != "torch.nn.functional":

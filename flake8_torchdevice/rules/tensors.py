@@ -1149,8 +1149,7 @@ class UnregisteredTensorAttribute(Rule):
         not moved where it happens (`self.pe.to(x.device)`) nor preceded, in its method,
         by a new run-time value (`self.pe = self.pe.to(x.device)` then `self.pe[:n]`).
         A run-time method that sets a new value without reading the old one (a
-        `reset_state` making `self.h = x.new_zeros(...)`), or reading it only to move it
-        (torchvision's `set_cell_anchors(dtype, device)`), is taken to run first.
+        `reset_state` making `self.h = x.new_zeros(...)`) is taken to run first.
         Not stale: wenet's `position_encoding` reads the table that only `forward`
         moves; xLSTM's `forward` reads its state before it sets the next one."""
         reads: Dict[str, List[Tuple[str, bool, int]]] = {}
@@ -1185,9 +1184,8 @@ class UnregisteredTensorAttribute(Rule):
                            if method not in setters):
                     stale.add(name)
         for name, entries in reads.items():
-            # (a refresh may read the old value to move it: `self.xs = [a.to(d) for a in self.xs]`)
             resets = [(method, order) for (refreshed, method), order in refreshes.items() if refreshed == name
-                      and not any(m == method and o < order and not moved for m, moved, o in entries)]
+                      and not any(m == method and o < order for m, _, o in entries)]
             if resets:
                 continue  # a run-time method sets it afresh (assumed to run first)
             if any(not moved and order < refreshes.get((name, method), order + 1)
