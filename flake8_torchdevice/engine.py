@@ -257,8 +257,8 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         if in_class and kept and left:
             # a method that uses what a kept one returns (`masks = self._prepare(x)`): TDV201
             # judges the returned tensor there
-            returning = [n.name for n in kept if any(isinstance(s, ast.Return) and s.value is not None
-                                                      for s in walk_ast(n))]
+            returning = [n.name for n in kept if _returns_a_trigger(
+                n, triggers, lambda statement: "".join(lines[statement.lineno - 1:statement.end_lineno]))]
             if returning:
                 calls = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, returning)) + r")\(")
                 kept.extend(n for n in left if calls.search(text_of(n)))
@@ -276,6 +276,30 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
             return None
     _stub_module_data(lines, sparse, tree, pattern, triggers.data_words)
     return _Sparse.compact(sparse)
+
+
+def _tensor_makers(tree: ast.Module, project: ProjectIndex) -> Callable[[str], bool]:
+    """The project index's `makes_tensor`, asked only of names the file's top level defines
+    or imports (not `norm_layer(dim)` of a parameter): asking reads files' summaries."""
+    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return lambda dotted: dotted.split(".", 1)[0] in names and project.makes_tensor(dotted)
+
+
+def _returns_a_trigger(function: ast.AST, triggers: _FunctionTriggers, text_of: Callable[[ast.stmt], str]) -> bool:
+    """Does `function` return what a trigger made: `return torch.zeros(n)`, or a name bound
+    by a statement with a trigger (`mask = torch.zeros(n)` ... `return x, mask`)?"""
+    made: set = set()
+    returns = []
+    for node in walk_ast(function):
+        if isinstance(node, ast.Assign) and triggers.match(text_of(node), node):
+            made.update(t.id for target in node.targets for t in walk_ast(target) if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Return) and node.value is not None:
+            returns.append(node)
+    return any(triggers.match(text_of(node), node)
+               or any(isinstance(n, ast.Name) and n.id in made for n in walk_ast(node.value)) for node in returns)
 
 
 def _first_line(node: ast.AST) -> int:
@@ -404,7 +428,7 @@ def lint_source(
         if aliases:
             pattern = _Triggers(rules, aliases)
         pattern = pattern.within(found)
-        triggers = _FunctionTriggers(rules, aliases, found, project.makes_tensor)
+        triggers = _FunctionTriggers(rules, aliases, found, _tensor_makers(tree, project))
         sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if sparse is None:
             return []
