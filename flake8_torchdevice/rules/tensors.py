@@ -59,6 +59,7 @@ MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
 class _ClassFrame:
     node: cst.ClassDef
     findings: List[Tuple[str, cst.Call, str, Optional[Fix]]] = field(default_factory=list)
+    methods: Set[str] = field(default_factory=set)  # the methods the class defines
     # A CPU tensor a helper method returns (`_prepare_input` returning `node_mask` made by
     # `torch.zeros`) is judged where the class's methods use it: (method, position in the
     # returned tuple or None) -> the factory, its message and fix
@@ -300,7 +301,8 @@ class FactoryWithoutDevice(Rule):
     # ------------------------------------------------------------ frames
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(_ClassFrame(node))
+        methods = {statement.name.value for statement in node.body.body if isinstance(statement, cst.FunctionDef)}
+        self._classes.append(_ClassFrame(node, methods=methods))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         frame = self._classes.pop()
@@ -321,7 +323,7 @@ class FactoryWithoutDevice(Rule):
         results = self._helper_results.setdefault(id(self._frame.node), {})
         helper = node.value.func.attr.value if isinstance(node.value, cst.Call) \
             and self_attribute_key(node.value.func) is not None and self._classes and self._frame.sensitive \
-            else None
+            and node.value.func.attr.value in self._classes[-1].methods else None  # not `self.lin(x)`
         for target in node.targets:
             elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
             for position, element in enumerate(elements if elements is not None else [target.target]):
