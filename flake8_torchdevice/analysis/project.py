@@ -193,6 +193,10 @@ _SAME_KIND_MATH = frozenset({"sum", "mean", "prod", "abs", "exp", "log", "sqrt",
                              "repeat", "expand", "softmax", "sigmoid", "tanh", "cumsum"})
 
 
+# A function of torch's top level (`torch.zeros`, not `torch.cuda.FloatTensor`): a module-level
+# `zeros = torch.zeros` is an import under another name (old RL code), for the summary and the walk.
+TORCH_FUNCTION_RE = re.compile(r"torch\.[a-z_]+$")
+
 # Modules whose functions share a tensor method's name: `torch.unsqueeze(x, 0)` is a call, not a
 # method of a `torch` value.
 _MODULE_NAMES = frozenset({"torch", "th", "np", "numpy"})
@@ -448,7 +452,7 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Attribute):
             # `zeros = torch.zeros` (old RL code): an import under another spelling
             qualified = summary.qualify(ast_dotted_name(statement.value) or "")
-            if qualified.startswith("torch."):
+            if TORCH_FUNCTION_RE.match(qualified):
                 summary.imports.setdefault(statement.targets[0].id, qualified)
         if isinstance(statement, ast.ClassDef):
             # (`Operator[Tensor, ...]`: a generic base is its class)

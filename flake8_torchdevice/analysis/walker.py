@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -29,7 +28,7 @@ from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel, is_cuda_only_path, is_exit_statement
 from .kinds import ValueKinds
 from .origins import TensorOrigins, is_data_pipeline_path
-from .project import ProjectIndex
+from .project import TORCH_FUNCTION_RE, ProjectIndex
 from .scopes import Scope, import_fallback_names
 from .syntax import block_statements, child_fields, dotted_name, last_identifier
 
@@ -141,9 +140,6 @@ class _Block:
 
     exit_guards: int = 0  # `if not torch.cuda.is_available(): return` / `assert ...` above here
     mark_guards: int = 0  # `pytestmark = skipif(no CUDA)`: reaches into functions too
-
-
-_TORCH_FUNCTION_RE = re.compile(r"torch\.[a-z_]+$")  # `torch.zeros`, not `torch.cuda.FloatTensor`
 
 
 class Analyzer(cst.CSTVisitor):
@@ -443,7 +439,7 @@ class Analyzer(cst.CSTVisitor):
                 and isinstance(node.value, cst.Attribute):
             # `zeros = torch.zeros` at the module's level (old RL code): an import under another name
             qualified = self.resolve(node.value)
-            if qualified is not None and _TORCH_FUNCTION_RE.match(qualified):
+            if qualified is not None and TORCH_FUNCTION_RE.match(qualified):
                 self.scope.bindings[node.targets[0].target.value] = qualified
         # `have_gpu = torch.cuda.is_available()`: a CUDA flag, whatever its name.
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):

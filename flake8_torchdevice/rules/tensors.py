@@ -1339,7 +1339,7 @@ def _ast_stores_a_move(method: ast.AST) -> bool:
             receiver = receiver.value
         callee = receiver.func if isinstance(receiver, ast.Call) else None
         name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
-        if name[:1].islower() or name[:1] == "_":
+        if _names_a_function(name):
             return True
     return False
 
@@ -1356,12 +1356,14 @@ def _ast_stores_a_call_of(method: ast.AST, makes_tensor: Callable[[str], bool]) 
             call = call.func.value  # `make_grid(n).float().to(d)`
         callee = ast_dotted_name(call.func)
         # a function (`make_grid`, `geometry.gaussian2d`), not a class (`nn.Linear`, `Block`)
-        if callee and callee.rpartition(".")[2][:1] in _FUNCTION_INITIALS and makes_tensor(callee):
+        if callee and _names_a_function(callee.rpartition(".")[2]) and makes_tensor(callee):
             return True
     return False
 
 
-_FUNCTION_INITIALS = frozenset("_abcdefghijklmnopqrstuvwxyz")
+def _names_a_function(name: str) -> bool:
+    """`make_anchors`, `_mask`: named like a function, not a class (`nn.Linear`, `Block`)."""
+    return name[:1].islower() or name[:1] == "_"
 
 
 def _names_tensor_type(annotation: ast.AST) -> bool:
