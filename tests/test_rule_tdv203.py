@@ -261,6 +261,29 @@ REPORTED.update({
 })
 
 
+# The ninth round: loaders reached other ways than by their own name, in the shapes of the
+# tutorials and research loops people write (a dict of loaders per phase, a progress bar
+# bound first, two loaders zipped for domain adaptation).
+REPORTED.update({
+    "a loader of a dict of loaders": (function("""\
+        for phase in ["train", "val"]:
+            for inputs, labels in dataloaders[phase]:
+                inputs.to(device)
+                model(inputs)
+        """), [(5, 12)]),
+    "a progress bar over a loader, bound first": (function("""\
+        pbar = tqdm(train_loader)
+        for x, y in pbar:
+            y.to(device)
+        """), [(5, 8)]),
+    "two loaders zipped": (function("""\
+        for i, ((xs, ys), (xt, _)) in enumerate(zip(source_loader, target_loader)):
+            xs.to(device)
+            xt.cuda()
+        """), [(4, 8), (5, 8)]),
+})
+
+
 @pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
 def test_reported(code, expected):
     assert tdv203(code) == [(line, col, "TDV203") for line, col in expected]
@@ -424,6 +447,34 @@ NOT_REPORTED.update({
         "    im = transform(im)\n    im.to(device)\n    return im\n"),
 })
 
+
+
+# The ninth round's loaders: what they do not make tensors
+NOT_REPORTED.update({
+    "a whole batch of a dict of loaders": function("""\
+        for batch in dataloaders["train"]:
+            batch.to(device)
+        """),
+    "the index of an enumerate bound first": function("""\
+        steps = enumerate(loader)
+        for i, batch in steps:
+            i.to(device)
+            batch.to(device)
+        """),
+    "a loader zipped with something else": function("""\
+        for (x, y), w in zip(loader, weights):
+            x.to(device)
+            w.to(device)
+        """),
+    "whole batches of zipped loaders": function("""\
+        for a, b in zip(loader_a, loader_b):
+            a.to(device)
+        """),
+    "a dict of things that are not loaders": function("""\
+        for x, y in pairs[phase]:
+            x.to(device)
+        """),
+})
 
 @pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
 def test_not_reported(code):

@@ -172,6 +172,8 @@ _BATCH_PARAMETERS = frozenset({"batch"})
 _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
                             r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
+# ... of which those that yield the batches themselves (not `(i, batch)` pairs)
+_BATCH_ITERATORS = _LOOP_WRAPPERS - {"enumerate"}
 
 
 def _is_builtin_call(node: cst.CSTNode, name: str) -> bool:
@@ -713,8 +715,10 @@ class ValueKinds:
             if self._makes_tensors(value):
                 facts.tensor_transforms.add(name)
         if name is not None and (last_identifier(value.func) == "DataLoader" or (
-                _is_builtin_call(value, "iter") and self._is_loader(value.args[0].value))):
-            facts.loaders.add(name)  # `it = iter(loader)` yields the loader's batches too
+                last_identifier(value.func) in _BATCH_ITERATORS and value.args and not value.args[0].keyword
+                and self._is_loader(value.args[0].value))):
+            # `it = iter(loader)`, `pbar = tqdm(train_loader)` yield the loader's batches too
+            facts.loaders.add(name)
             if self._collates_tensors(value):
                 facts.tensor_loaders.add(name)
         if name is not None and self._is_next_batch(value):
@@ -784,6 +788,13 @@ class ValueKinds:
                 self.bind(target.elements[0].value, None)
                 target = target.elements[1].value
             iterable = iterable.args[0].value
+        if _is_builtin_call(iterable, "zip") and isinstance(target, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(iterable.args) \
+                and all(not arg.star and not arg.keyword and self._is_loader(arg.value) for arg in iterable.args):
+            # `for (xs, ys), (xt, _) in zip(source_loader, target_loader):` a batch of each
+            for element in target.elements:
+                self._bind_batch(element.value)
+            return
         batch = self._is_loader(iterable)
         items = method_call(iterable, "items")
         if isinstance(items, cst.Name) and self.is_batch(items.value) and isinstance(target, cst.Tuple) \
@@ -799,14 +810,21 @@ class ValueKinds:
                 or (isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "DataLoader"
                     and self._collates_tensors(iterable))):
             self.bind(target, TENSOR)  # a loader whose `collate_fn` returns a tensor
-        elif batch and isinstance(target, (cst.Tuple, cst.List)):
-            self.bind(target, TENSOR)
+        elif batch:
+            self._bind_batch(target)
         else:
-            # A whole batch is unknown: batch objects (PyG `Data`, `BatchEncoding`) move in
-            # place with `.to()`. Unpacked (`x, y = batch`), its parts are tensors.
             self.bind(target, None)
-            if batch and isinstance(target, cst.Name):
-                self.facts().batches.add(target.value)
+
+    def _bind_batch(self, target: cst.CSTNode) -> None:
+        """`target` takes a batch of a data loader. A whole batch is unknown: batch objects
+        (PyG `Data`, `BatchEncoding`) move in place with `.to()`. Unpacked (`x, y = batch`),
+        its parts are tensors."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            self.bind(target, TENSOR)
+            return
+        self.bind(target, None)
+        if isinstance(target, cst.Name):
+            self.facts().batches.add(target.value)
 
     def _holds_tensors(self, iterable: cst.CSTNode) -> bool:
         if isinstance(iterable, (cst.Tuple, cst.List)):
@@ -823,7 +841,10 @@ class ValueKinds:
         return container_annotation_kind(scope.node, iterable.value, self.ctx.resolve) == TENSOR
 
     def _is_loader(self, node: cst.CSTNode) -> bool:
-        """A data loader, by its name or by where the name was bound."""
+        """A data loader, by its name or by where the name was bound; or one of a
+        collection of loaders (`dataloaders[phase]`, `self.loaders["train"]`)."""
+        if isinstance(node, cst.Subscript) and _LOADER_RE.search(last_identifier(node.value) or "") is not None:
+            node = node.value
         return isinstance(node, (cst.Name, cst.Attribute)) and (
             _LOADER_RE.search(last_identifier(node) or "") is not None
             or (isinstance(node, cst.Name) and self._in_set(node.value, "loaders")))
