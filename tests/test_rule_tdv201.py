@@ -990,3 +990,72 @@ def test_bins_of_a_cpu_only_histogram_and_the_remedy_in_a_custom_op():
     [finding] = lint_source(op, "t.py", Options(enabled=ONLY))
     assert (finding.line, finding.col) == (5, 22)
     assert finding.message.endswith("pass device=grad.device or use grad.new_ones(...)")
+
+
+SMOOTHED = """\
+import torch
+import torch.nn.functional as F
+def smooth(labels, n, eps):
+    uniform = torch.full((labels.size(0), n), eps / n)
+    return uniform + {other}
+"""
+
+
+@pytest.mark.parametrize("other, expected", [
+    # either operand of a product shows the tensor, the number beside it shows nothing
+    ("(1 - eps) * F.one_hot(labels, n)", [(4, 14, "TDV201")]),
+    ("F.one_hot(labels, n) * (1 - eps)", [(4, 14, "TDV201")]),
+    ("eps * labels.unsqueeze(1)", [(4, 14, "TDV201")]),
+    ("(1 - eps) * n", []),  # numbers only
+    ("eps * scale", []),  # parameters not known to be tensors
+    ("len('%s' % labels)", []),  # string formatting computes nothing on a device
+])
+def test_a_partner_computed_from_an_input_with_a_number(other, expected):
+    """A helper adds its CPU tensor to `(1 - eps) * F.one_hot(labels, n)`: the product lives
+    where `labels` lives, whichever side of the operator the number is on."""
+    assert tdv201(SMOOTHED.format(other=other)) == expected
+
+
+EVALUATION = """\
+import torch
+def evaluate(model, loader, device):
+    model.to(device)
+    preds = []
+    for x, y in loader:
+        x = x.to(device)
+        preds.append({item})
+    labels = torch.tensor([0, 1, 1])
+    return (torch.cat(preds).argmax(1) == labels).float().mean()
+"""
+
+
+@pytest.mark.parametrize("item, expected", [
+    ("model(x)", [(8, 13, "TDV201")]),  # a list of the model's outputs sits on its device
+    ("model(x).cpu()", []),  # copied to the host on purpose
+    ("model(x).detach().cpu()", []),
+    ("len(x)", []),  # numbers
+])
+def test_a_list_of_device_results_joined_by_torch(item, expected):
+    """An evaluation loop collects the model's outputs in a list, joins them with `torch.cat`
+    and compares them with labels made on the CPU: a list is where what was appended is."""
+    assert tdv201(EVALUATION.format(item=item)) == expected
+
+
+def test_a_cpu_index_for_gather_of_a_device_tensor():
+    """A DQN step: `q.gather(1, idx)` needs `idx` where `q` is, and `gather` shows that `q`,
+    the policy's output on the moved state, is a tensor."""
+    code = ("import torch\ndef step(policy, state, actions, device):\n    s = torch.as_tensor(state).to(device)\n"
+            "    q = policy(s)\n    a = torch.tensor([[1], [0]])\n    return q.gather(1, a)\n")
+    assert tdv201(code) == [(5, 8, "TDV201")]
+    assert tdv201(code.replace("q = policy(s)", "q = policy(state)")) == []  # nothing shown on a device
+    assert tdv201(code.replace("[[1], [0]])", "[[1], [0]], device=device)")) == []
+
+
+def test_a_part_of_a_moved_model_given_a_cpu_tensor_beside_a_device_one():
+    """`model.rnn(out, hidden)` of a model moved to the device: the initial state made on the CPU
+    meets the layer's device input; a method that copies across devices does not."""
+    code = ("import torch\ndef run(model, x, device):\n    model = model.to(device)\n    out = model(x.to(device))\n"
+            "    hidden = torch.zeros(2, 4, 8)\n    return model.rnn(out, hidden)\n")
+    assert tdv201(code) == [(5, 13, "TDV201")]
+    assert tdv201(code.replace("model.rnn(out, hidden)", "model.rnn(hidden)")) == []  # nothing beside it
+    assert tdv201(code.replace("model.rnn(out, hidden)", "out.copy_(hidden)")) == []

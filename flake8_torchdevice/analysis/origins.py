@@ -346,6 +346,15 @@ class TensorOrigins:
         target = move_target(node.value)
         if target is not None:
             frame.on_device.add(target)
+        collected = method_call(node.value, "append")
+        if isinstance(collected, cst.Name) and len(node.value.args) == 1 and not node.value.args[0].keyword:
+            # `preds.append(model(x))`, then `torch.cat(preds)`: a list of tensors sits where they do
+            item = node.value.args[0].value
+            if self.is_on_device(item):
+                frame.on_device.add(collected.value)
+            elif (frame.sensitive or frame.helper) and self._reads_inputs(list(names_read(item))) \
+                    and self._computes_a_tensor(item):
+                frame.derived.add(collected.value)
         copied = method_call(node.value, "copy_")
         if copied is not None and node.value.args and frame.helper and root_name(copied) in frame.made_here \
                 and self._reads_inputs(list(names_read(node.value.args[0].value))):
@@ -507,6 +516,10 @@ class TensorOrigins:
         used says it is a tensor (the index of `t.scatter_(1, labels.view(-1, 1), 1)`)."""
         if self.is_on_device(node):
             return True
+        if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, _NOT_ELEMENTWISE):
+            # `(1 - eps) * F.one_hot(labels, n)`: a tensor where either operand is one, whatever
+            # the other (a number); the left operand alone shows nothing (`eps`, `stride`)
+            return self.is_input_tensor(node.left, proven) or self.is_input_tensor(node.right, proven)
         if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.Call)):
             # `spot[..., 1:]`, `unit.diff(dim=-1).abs()`, `spot * unit`: computed from an input
             # known to be a tensor, where it is
@@ -542,6 +555,9 @@ class TensorOrigins:
             return self.involves_input(node.func.value)
         return False
 
+
+# Operators whose result need not be computed on their operands' device: `%` of strings.
+_NOT_ELEMENTWISE = (cst.Modulo,)
 
 # Methods whose result's device is not the receiver's (`x.cpu()`: host-side work on purpose).
 _PLACING_METHODS = frozenset({"cpu", "to", "cuda", "type", "type_as", "new_tensor"})

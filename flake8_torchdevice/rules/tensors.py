@@ -640,7 +640,11 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL
         if self.ctx.origins.is_on_device(call.func):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
-        if _LOSS_CALLEE_RE.search(callee) or self.ctx.kinds.is_module(call.func):
+        if _LOSS_CALLEE_RE.search(callee) or self.ctx.kinds.is_module(call.func) or (
+                isinstance(call.func, cst.Attribute) and callee not in _CROSS_DEVICE_METHODS
+                and self.ctx.origins.is_on_device(call.func.value)):
+            # (`model.rnn(out, hidden)` of a moved model: a part of it, or its method, computes
+            # on what it is given)
             # `self.bce_loss(preds, torch.ones(n))` with `preds` on the device: compared elementwise
             met = [a.value for a in call.args if a is not arg and self.ctx.origins.is_on_device(a.value)]
             if met:
@@ -668,6 +672,12 @@ class FactoryWithoutDevice(Rule):
         if tensor_op:
             return None
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if receiver is not None and _index_argument(call, callee) is arg.value \
+                and self.ctx.origins.is_on_device(receiver):
+            # q.gather(1, torch.LongTensor(actions)): the index must be where q is, and
+            # `gather` shows that q is a tensor
+            self._partner = receiver
+            return BAD
         if receiver is not None and callee not in _CROSS_DEVICE_METHODS and self.ctx.kinds.is_tensor(receiver) \
                 and self.ctx.origins.is_input_tensor(receiver):
             # x.index_select(0, torch.arange(n)), x.masked_fill(mask, v): a method of a tensor
