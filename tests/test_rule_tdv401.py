@@ -601,3 +601,33 @@ ROUND8_CASES = {
 @pytest.mark.parametrize("code, expected", ROUND8_CASES.values(), ids=list(ROUND8_CASES))
 def test_round8_tdv401_shapes(code, expected):
     assert lint(code, enabled=select_codes()) == expected
+
+
+LIBRARY_MODEL = """\
+import torch
+import torch.nn as nn
+from torchvision import models
+def main(loader):
+    model = {builder}
+    model = nn.DataParallel(model)
+    for x, y in loader:
+        out = model(x.cuda())
+"""
+
+
+@pytest.mark.parametrize("builder, expected", [
+    # torchvision's and timm's builders make the model on the CPU and move it nowhere
+    ("models.resnet50(weights=None)", [(6, 12)]),
+    ("models.detection.fasterrcnn_resnet50_fpn(num_classes=3)", [(6, 12)]),
+    ("timm.create_model('resnet18', pretrained=False)", [(6, 12)]),
+    ("models.resnet50().eval()", [(6, 12)]),
+    ("models.resnet50().cuda()", []),  # moved before the wrap
+    ("timm.create_model(name, **cfg)", []),  # keywords that may carry a device
+    ("build_model(name)", []),  # a function nobody knows: it may move the model
+])
+def test_a_model_built_by_torchvision_or_timm_is_built_here(builder, expected):
+    code = LIBRARY_MODEL.format(builder=builder)
+    if "timm" in builder:
+        code = "import timm\n" + code
+        expected = [(line + 1, col) for line, col in expected]
+    assert tdv401(code) == [(line, col, "TDV401") for line, col in expected]

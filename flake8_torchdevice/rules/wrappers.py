@@ -21,6 +21,9 @@ DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 DATA_PARALLEL_NAME = "torch.nn.DataParallel"
 # (DataParallel takes no rank: a parameter that tells a DataParallel builder its device)
 _DEVICE_PARAMETER_RE = re.compile(r"device|gpu|cuda", re.I)
+# Library functions that build a model on the CPU and move it nowhere: torchvision's
+# `models.resnet50(weights=...)`, timm's `create_model(name)`.
+_LIBRARY_BUILDER_RE = re.compile(r"torchvision\.models\.(\w+\.)*[a-z]\w*|timm(\.models)?\.create_model")
 _WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel", "MMDistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
                "torch.nn.parallel.distributed.DistributedDataParallel",
@@ -477,6 +480,11 @@ class WrapBeforeMove(Rule):
             # a module it built and never moved (`m = SSD300(...); ...; return m`)
             if not isinstance(call.func, (cst.Name, cst.Attribute)) or self.ctx.builds_moved(call):
                 return False
+            built = _uncast(call)
+            if _LIBRARY_BUILDER_RE.fullmatch(self.ctx.resolve(built.func) or ""):
+                # (unless its keywords may carry a device to the model: `**cfg`, `device=d`)
+                return not any(arg.star == "**" or DEVICE_WORD_RE.search(cst.Module([]).code_for_node(arg))
+                               for arg in built.args)
             # or one that moves nothing, told no device (`model = get_model(config)`)
             return self.ctx.project_says(call.func, "returns") == MODULE or (
                 self.ctx.project_says(call.func, "never_moves")
@@ -712,11 +720,15 @@ def _hands_out(parent: Optional[cst.CSTNode]) -> bool:
 def _constructor(call: cst.Call) -> Optional[cst.Call]:
     """In `Net(...)`, `nn.Sequential(...)`, `Net().float()` (a class called by its
     capitalised name, maybe followed by casts that do not move it): the class call."""
-    inner = method_call(call, "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_")
-    if isinstance(inner, cst.Call):
-        return _constructor(inner)
+    call = _uncast(call)
     name = last_identifier(call.func) or ""
     return call if name[:1].isupper() else None  # Net, MLP, nn.Sequential
+
+
+def _uncast(call: cst.Call) -> cst.Call:
+    """`make()` of `make().float().eval()`: the call before casts that do not move a module."""
+    inner = method_call(call, "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_")
+    return _uncast(inner) if isinstance(inner, cst.Call) else call
 
 
 # ---------------------------------------------------------------- the fix
