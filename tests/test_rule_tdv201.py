@@ -1059,3 +1059,26 @@ def test_a_part_of_a_moved_model_given_a_cpu_tensor_beside_a_device_one():
     assert tdv201(code) == [(5, 13, "TDV201")]
     assert tdv201(code.replace("model.rnn(out, hidden)", "model.rnn(hidden)")) == []  # nothing beside it
     assert tdv201(code.replace("model.rnn(out, hidden)", "out.copy_(hidden)")) == []
+
+
+def test_an_attribute_the_method_put_on_the_device():
+    """A CLIP loss keeps `self.labels = torch.arange(n, device=...)` in forward and hands a CPU
+    tensor to `F.cross_entropy` beside it (held-out set 11): attributes a method binds to a
+    device tensor are on the device for the rest of that method."""
+    code = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass ClipLoss(nn.Module):\n"
+            "    def forward(self, logits):\n        self.labels = torch.arange(logits.shape[0], device=logits.device)\n"
+            "        debug = F.cross_entropy(torch.zeros(*logits.shape), self.labels)\n"
+            "        return F.cross_entropy(logits, self.labels)\n")
+    assert tdv201(code) == [(7, 32, "TDV201")]
+    # with the labels made on the CPU too, both are forward's CPU tensors
+    assert tdv201(code.replace(", device=logits.device", "")) == [(6, 22, "TDV201"), (7, 32, "TDV201")]
+
+
+def test_torch_scatter_takes_its_source_as_a_tensor():
+    """A voxelizer's helper scatters the caller's features into a grid made on the CPU: torch_scatter's
+    reductions need `src`, `index` and `out` on one device, and take `src` only as a tensor."""
+    code = ("import torch\nfrom torch_scatter import segment_coo as scatter\nclass Voxelizer:\n"
+            "    def voxelize(self, features, index):\n        voxels = torch.zeros(features.shape[0], 8)\n"
+            "        scatter(features, index, voxels, reduce='mean')\n        return voxels\n")
+    assert tdv201(code) == [(5, 17, "TDV201")]
+    assert tdv201(code.replace("torch.zeros(features.shape[0], 8)", "features.new_zeros(features.shape[0], 8)")) == []

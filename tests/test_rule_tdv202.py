@@ -704,3 +704,60 @@ def test_anchors_of_torchvisions_generator_are_not_reported():
                 return torch.cat(self.cell_anchors)
     """
     assert lint(code, enabled=select_codes()) == []
+
+
+BRANCHES = """\
+import torch
+from torch import nn
+class Func(nn.Module):
+    def __init__(self, n, fixed):
+        super().__init__()
+        if fixed:
+            self.W = torch.eye(n)
+        {other}
+    def forward(self, x):
+        return x @ self.W
+"""
+
+
+@pytest.mark.parametrize("other, expected", [
+    # the parameter is made on the other arm only: the first path keeps a plain tensor
+    ("else:\n            self.W = nn.Parameter(torch.randn(n, n))", [(7, 12, "TDV202")]),
+    # made a parameter afterwards on every path (or on a later `if` that may run)
+    ("self.W = nn.Parameter(self.W)", []),
+    ("if n > 1:\n            self.W = nn.Parameter(self.W)", []),
+])
+def test_a_parameter_on_the_other_arm_leaves_this_arm_plain(other, expected):
+    """graph-neural-pde (held-out set 11): `if opt[...]: self.W = torch.cat([torch.eye(d), ...])`
+    / `else: self.W = Parameter(...)`. The arms exclude each other: the fixed matrix stays a plain
+    attribute, left on the CPU by `model.to(device)`."""
+    assert tdv202(BRANCHES.format(other=other)) == expected
+
+
+HANDED_IN = """\
+import torch
+from torch import nn
+class GCN(nn.Module):
+    def __init__(self, config, dataset):
+        super().__init__()
+        self.dataset = dataset
+        self.emb = nn.Embedding(config["n"], 8)
+        self.__init_graph()
+    def __init_graph(self):
+        self.graph = {value}
+    def forward(self, x):
+        return torch.sparse.mm(self.graph, self.emb(x))
+"""
+
+
+@pytest.mark.parametrize("value, expected", [
+    # a tensor (shown by a method only tensors have) computed from what the caller handed in
+    ("self.dataset.get_sparse_graph().coalesce()", [(10, 8, "TDV202")]),
+    ("self.dataset.adjacency.to_dense()", [(10, 8, "TDV202")]),
+    ("self.dataset.get_sparse_graph()", []),  # nothing shows a tensor
+    ("self.emb.weight.detach()", []),  # computed from the module's own layer, not handed in
+])
+def test_a_tensor_computed_from_an_object_the_caller_handed_in(value, expected):
+    """LightGCN (held-out set 11): `self.Graph = self.dataset.getSparseGraph().coalesce()` in a
+    method `__init__` calls; `Recmodel.to(device)` leaves the graph on the CPU for `torch.sparse.mm`."""
+    assert tdv202(HANDED_IN.format(value=value)) == expected

@@ -449,6 +449,56 @@ NOT_REPORTED.update({
 
 
 
+# The ninth round, from held-out set 11's misses: a copy of the moved copy dropped too
+# (`x.to(device).detach()`), a Variable whatever it wraps, an attribute chain torch takes as a tensor.
+REPORTED_LATE = {
+    "a copy of the moved copy": (function("""\
+        for i, (x, _) in enumerate(loader):
+            x.to(device).detach()
+            model(x)
+        """), [(4, 8)]),
+    "a Variable kept by the module, moved under a guard": (
+        "import torch\nfrom torch.autograd import Variable\nclass Det(torch.nn.Module):\n"
+        "    def __init__(self, layer):\n        super().__init__()\n"
+        "        self.priors = Variable(layer.forward(), volatile=True)\n"
+        "    def forward(self, x):\n        if x.is_cuda:\n            self.priors.cuda()\n"
+        "        return x, self.priors\n", [(9, 12)]),
+    "the parts of a module's output": (
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    pass\ndef ev(loader, device):\n"
+        "    model = Net().to(device)\n    for x, y in loader:\n        colour, rot = model(x.to(device))\n"
+        "        colour.to('cpu')\n", [(9, 8)]),
+    "an attribute chain that torch.cat takes": (function("""\
+        dataset.data.x.to(device)
+        return torch.cat([dataset.data.x, enc], 1)
+        """, params="dataset, enc, device"), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", REPORTED_LATE.values(), ids=list(REPORTED_LATE))
+def test_reported_late(code, expected):
+    assert tdv203(code) == [(line, col, "TDV203") for line, col in expected]
+
+
+NOT_REPORTED.update({
+    "a side effect after the move": function("""\
+        for x, y in loader:
+            x.cpu().numpy().tofile(out)
+        """),
+    "the parts of what an unknown callable returns": function("""\
+        colour, rot = predict(x)
+        colour.to("cpu")
+        """, params="predict, x"),
+    "an attribute chain nothing shows a tensor": function("""\
+        dataset.data.to(device)
+        return dataset.data.x
+        """, params="dataset, device"),
+    "a module's parameter of the same spelling": function("""\
+        self.w.to(device)
+        return torch.cat([self.w, enc], 1)
+        """, params="self, enc, device"),
+})
+
+
 # The ninth round's loaders: what they do not make tensors
 NOT_REPORTED.update({
     "a whole batch of a dict of loaders": function("""\

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequ
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import NN_NON_MODULES, TO_PYTHON, VARIABLE, tensor_operands
-from .project import torch_nn_class
-from .syntax import (dotted_name, has_star_kwargs, is_static_or_class_method, keyword, last_identifier, method_call,
-                     string_value)
+from .kinds import TO_PYTHON, VARIABLE, tensor_operands
+from .project import is_library_module_class
+from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
+                     last_identifier, method_call, string_value)
 
 if TYPE_CHECKING:
     from .kinds import ValueKinds
@@ -56,23 +56,6 @@ _IO_METHOD_RE = re.compile(rf"(?:^|_)(?:{_IO_WORDS})(?:_|$|[A-Z0-9])|(?:^|[a-z])
 _MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
 
 
-# nn.Module subclasses of well-known libraries that models derive from.
-_LIBRARY_MODULE_BASES = frozenset({
-    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
-    "torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing",
-    "torch_geometric.nn.aggr.Aggregation", "mmengine.model.BaseModule", "mmcv.runner.BaseModule",
-    "diffusers.ModelMixin", "diffusers.models.modeling_utils.ModelMixin",
-})
-
-
-# transformers' model classes, all `nn.Module`s (not its configs, tokenizers, outputs).
-_TRANSFORMERS_MODEL_RE = re.compile(r"(?:PreTrainedModel|Model|For[A-Z]\w*)$")
-# Packages whose classes (by a capitalised name) under these prefixes are all `nn.Module`s:
-# torchmetrics' metrics, gpytorch's models, kernels, means and likelihoods, pyro's
-# PyroModule, torchvision's and timm's models.
-_MODULE_PACKAGES = ("torchmetrics.", "gpytorch.", "pyro.nn.", "torchvision.models.", "timm.models.")
-
-
 def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
                     module_classes: Set[str],
                     project_module: Callable[[cst.CSTNode], object] = lambda base: False) -> bool:
@@ -88,20 +71,8 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
         if project_module(base):
             return True
         qualified = resolve(base)
-        if qualified:
-            last = qualified.rsplit(".", 1)[-1]
-            if torch_nn_class(qualified) not in (None, *NN_NON_MODULES):
-                return True
-            if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
-                return True
-            if qualified in _LIBRARY_MODULE_BASES or (
-                    qualified.startswith("torch_geometric.nn.") and last in ("MessagePassing", "Aggregation")):
-                return True
-            if qualified.startswith("transformers.") and _TRANSFORMERS_MODEL_RE.search(last):
-                return True  # `RobertaPreTrainedModel`, `BertModel`, `BertForSequenceClassification`
-            if qualified.startswith(_MODULE_PACKAGES) and last[:1].isupper() and not last.endswith(
-                    ("Weights", "Config", "Cfg")):
-                return True  # `torchmetrics.Metric`, `gpytorch.models.ExactGP`, `torchvision.models.ResNet`
+        if qualified and is_library_module_class(qualified):
+            return True
         name = dotted_name(base)
         if name is None:
             continue
@@ -133,6 +104,7 @@ class AttributeAssignment:
     helper: Optional[str] = None  # the value is `self.<helper>(...)`: what that method returns decides
     order: int = 0  # when the walk saw it, among the class's reads and assignments (after its value's reads)
     conditional: bool = False  # inside an `if` (without `else`) of its method: it may not run
+    arms: Tuple[Tuple[int, bool], ...] = ()  # the `if` arms around it (`Analyzer.arms()`)
 
 
 @dataclass
@@ -285,9 +257,11 @@ class ClassInfo:
             return True
         index = next(i for i, a in enumerate(self.assignments) if a is assignment)
         # (`if trainable: self.t = nn.Parameter(self.t)` leaves a plain tensor on the other path)
+        # (and `if fixed: self.w = torch.eye(n)` / `else: self.w = nn.Parameter(...)` leaves one
+        # on the first path: the arms exclude each other)
         return any(a.name == assignment.name and isinstance(a.value, cst.Call)
                    and last_identifier(a.value.func) in REGISTERING_CONSTRUCTORS
-                   and (not a.conditional or assignment.conditional)
+                   and (not a.conditional or assignment.conditional) and not exclusive_arms(a.arms, assignment.arms)
                    for a in self.assignments[index + 1:])
 
     def is_init_time(self, method: str) -> bool:
@@ -323,6 +297,8 @@ class ClassFactsContext(Protocol):
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]: ...
 
     def resolve(self, node: cst.CSTNode) -> Optional[str]: ...
+
+    def arms(self) -> Tuple[Tuple[int, bool], ...]: ...
 
 
 class ClassFacts:
@@ -544,7 +520,7 @@ class ClassFacts:
                                                     made_tensor=fixed or kinds.is_fixed_tensor(value, True),
                                                     helper=self._self_method_call(value),
                                                     order=self._next_order(),
-                                                    conditional=self._under_an_if()))
+                                                    conditional=self._under_an_if(), arms=self.ctx.arms()))
 
     def _under_an_if(self) -> bool:
         """Is the node being visited inside an `if` of its method that a path skips (one

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Pro
 import libcst as cst
 
 from .devices import is_device_name
-from .project import ARRAY, ARRAY_CALLS, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class
+from .project import (ARRAY, ARRAY_CALLS, NN_NON_MODULES, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS, returns_tensor,
+                      torch_nn_class)
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
                      parameter_loop_targets, positional_args, string_value)
 
@@ -106,9 +107,6 @@ TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "im
 # Methods of a module that return the module itself.
 MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
                             "requires_grad_", "apply", "type", "to_empty", "share_memory"})
-# torch.nn classes that are not modules.
-NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
-
 # torch.<op>(sequence of tensors): its items are tensors.
 _SEQUENCE_OPS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concatenate", "stack", "hstack",
                                                        "vstack", "dstack"))
@@ -137,8 +135,8 @@ TENSOR_OPERAND_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in (*_SEQUENC
 def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
     """The arguments of the torch call `call` (its callee resolved to `qualified`) that only
     a tensor can be: the items of `torch.cat([a, b])`, the operands of `torch.einsum(eq, a, b)`,
-    `torch.matmul(a, b)`, the input of `F.pad(x, ...)`, and `weight=`/`pos_weight=` of torch.nn's
-    losses and layers."""
+    `torch.matmul(a, b)`, the input of `F.pad(x, ...)`, `src` and `index` of torch_scatter's
+    reductions, and `weight=`/`pos_weight=` of torch.nn's losses and layers."""
     found: List[cst.BaseExpression] = []
     args = positional_args(call)
     if qualified in _SEQUENCE_OPS and args and isinstance(args[0].value, (cst.List, cst.Tuple)):
@@ -148,6 +146,8 @@ def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
     elif qualified in _TENSOR_OPERAND_OPS or (qualified.startswith("torch.nn.functional.")
                                               and qualified.rsplit(".", 1)[-1] in _FUNCTIONAL_ON_INPUT):
         found.extend(arg.value for arg in args[:_TENSOR_OPERAND_OPS.get(qualified, 1)] if not arg.star)
+    elif qualified.startswith("torch_scatter."):
+        found.extend(arg.value for arg in args[:2] if not arg.star)  # `scatter(src, index, ...)`
     if qualified.startswith("torch.nn."):
         found.extend(arg.value for arg in call.args if arg.keyword is not None
                      and arg.keyword.value in _TENSOR_KEYWORDS)
@@ -371,7 +371,7 @@ class ValueKinds:
             if head == "torch" and (last in LEGACY_TENSOR_TYPES or returns_tensor(last)):
                 return TENSOR  # also `torch.max(a, b)`, `torch.diagonal(x)`: torch's functions compute tensors
             if qualified in VARIABLE and call.args:
-                return self.kind_of(call.args[0].value)  # `Variable(t)` is t
+                return TENSOR  # `Variable(t)` is t, and it takes nothing but a tensor
             if head == "torch.nn.functional":
                 return TENSOR
             if torch_nn_class(qualified) is not None:
@@ -755,8 +755,12 @@ class ValueKinds:
                     else:
                         self.bind(element.value, None)
             elif isinstance(target_node, (cst.Tuple, cst.List)):
-                # `x, y = batch` of a loader batch: tensors; anything else unknown
-                self.bind(target_node, TENSOR if self._is_loader_batch(node.value) else None)
+                # `x, y = batch` of a loader batch, `logits, aux = model(x)` of a module (what
+                # has `.to()` among the parts of a model's output is a tensor): tensors;
+                # anything else unknown
+                value = node.value
+                self.bind(target_node, TENSOR if self._is_loader_batch(value) or (
+                    isinstance(value, cst.Call) and self._is_known_module(value.func)) else None)
             else:
                 self._bind_value(target_node, node.value)
 
@@ -883,8 +887,11 @@ class ValueKinds:
                     self.facts().tensor_uses.add(arg.value.value.value)
         if qualified.startswith("torch."):
             # `torch.cat([pad, value])`, `torch.einsum("ij,jk", a, b)`, `F.pad(x, ...)`
-            self.facts().tensor_uses.update(operand.value for operand in tensor_operands(qualified, node)
-                                            if isinstance(operand, cst.Name))
+            # (also `dataset.data.x` of `torch.cat([dataset.data.x, enc], 1)`, not a module's `self.w`)
+            self.facts().tensor_uses.update(
+                dotted for dotted in (dotted_name(operand) for operand in tensor_operands(qualified, node)
+                                      if isinstance(operand, (cst.Name, cst.Attribute)))
+                if dotted is not None and not dotted.startswith(("self.", "cls.")))
         args = positional_args(node)
         if not args:
             return

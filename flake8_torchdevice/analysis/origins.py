@@ -99,7 +99,9 @@ def is_data_pipeline_path(filename: Optional[str]) -> bool:
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
 _HOST = frozenset({"cpu", "numpy", "tolist"})
 # Namespaces of functions that compute on the tensors they are given, where those are.
-_OP_MODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torchvision.ops.")
+_OP_MODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torchvision.ops.",
+               # PyG's companions: scatter/segment reductions and sparse products of tensors on one device
+               "torch_scatter.", "torch_sparse.")
 _FACTORY_NAMES = frozenset(f"torch.{name}" for name in FACTORIES)
 
 
@@ -364,6 +366,8 @@ class TensorOrigins:
         key = self_attribute_key(target)
         if key is not None:
             self._forget(key, statement)  # `self.h = new_h`
+            # `self.labels = torch.arange(n, device=x.device)`, read later in the method
+            (self.current.on_device.add if self.is_on_device(value) else self.current.on_device.discard)(key)
         if not isinstance(target, cst.Name):
             return
         frame, name = self.current, target.value

@@ -55,6 +55,8 @@ TENSOR_ONLY_METHODS = frozenset({
     "clamp", "clamp_", "clamp_min", "clamp_max", "long", "int", "bool", "byte", "topk", "chunk",
     "norm", "sqrt", "pow", "mul", "add", "sub", "div", "add_", "mul_", "sub_", "div_", "copy_",
     "zero_", "fill_", "uniform_", "normal_", "numpy", "is_floating_point", "numel",
+    "pow_", "sqrt_", "rsqrt_", "exp_", "log_", "abs_", "neg_", "reciprocal_",  # (arrays have no in-place math methods)
+    "coalesce", "to_dense", "to_sparse",  # sparse tensors
     "size",  # called: arrays and images have `.size` as an attribute
     "dim", "ndimension", "nelement", "get_device",  # (NumPy has `.ndim` and `.size`, no such methods)
 })
@@ -77,6 +79,42 @@ def torch_nn_class(qualified: str) -> Optional[str]:
         return None
     last = qualified.rsplit(".", 1)[-1]
     return last if last.lstrip("_")[:1].isupper() else None
+
+
+# Classes of torch.nn that are no modules.
+NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
+# nn.Module subclasses of well-known libraries that models derive from.
+_LIBRARY_MODULE_BASES = frozenset({
+    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+    "torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing",
+    "torch_geometric.nn.aggr.Aggregation", "mmengine.model.BaseModule", "mmcv.runner.BaseModule",
+    "diffusers.ModelMixin", "diffusers.models.modeling_utils.ModelMixin",
+})
+# transformers' model classes, all `nn.Module`s (not its configs, tokenizers, outputs).
+_TRANSFORMERS_MODEL_RE = re.compile(r"(?:PreTrainedModel|Model|For[A-Z]\w*)$")
+# Packages whose classes (by a capitalised name) under these prefixes are all `nn.Module`s:
+# torchmetrics' metrics, gpytorch's models, kernels, means and likelihoods, pyro's
+# PyroModule, torchvision's and timm's models.
+_MODULE_PACKAGES = ("torchmetrics.", "gpytorch.", "pyro.nn.", "torchvision.models.", "timm.models.")
+
+
+def is_library_module_class(qualified: str) -> bool:
+    """Is the class `qualified` ("torch.nn.Linear", "pytorch_lightning.LightningModule",
+    "torch_geometric.nn.conv.MessagePassing") an `nn.Module` of torch or of a library models
+    derive from? (The one answer for a base in the file, `classes.class_is_module`, and for a
+    base in another file of the project, `ProjectIndex.is_module_class`.)"""
+    last = qualified.rsplit(".", 1)[-1]
+    if torch_nn_class(qualified) not in (None, *NN_NON_MODULES):
+        return True
+    if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
+        return True
+    if qualified in _LIBRARY_MODULE_BASES or (
+            qualified.startswith("torch_geometric.nn.") and last in ("MessagePassing", "Aggregation")):
+        return True
+    if qualified.startswith("transformers.") and _TRANSFORMERS_MODEL_RE.search(last):
+        return True  # `RobertaPreTrainedModel`, `BertModel`, `BertForSequenceClassification`
+    return qualified.startswith(_MODULE_PACKAGES) and last[:1].isupper() and not last.endswith(
+        ("Weights", "Config", "Cfg"))  # `torchmetrics.Metric`, `gpytorch.models.ExactGP`, `torchvision.models.ResNet`
 
 
 # numpy.<name>(...) that make an array of data (`torch.tensor(make_grid())` is then no 0-dim tensor).
@@ -934,10 +972,7 @@ class ProjectIndex:
         seen.add(key)
         summary = found.summary
         for base in summary.classes[found.name]:
-            full = summary.qualify(base)
-            if torch_nn_class(full) not in (None, *_NN_NON_MODULES):
-                return True
-            if full.startswith(("pytorch_lightning.", "lightning.")) and full.endswith("Module"):
+            if is_library_module_class(summary.qualify(base)):
                 return True
             base_definition = self._local(summary, base, depth)
             if base_definition is not None and self._class_is_module(base_definition, depth + 1, seen):

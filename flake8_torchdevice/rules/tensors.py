@@ -834,7 +834,7 @@ def _is_grad_outputs(qualified: Optional[str], call: cst.Call, arg: cst.Arg) -> 
 
 # `self.x = arg.norm(2, dim=1)`, `self.m = arg.float().unsqueeze(0)`: an attribute computed from a name
 # with a method only tensors have (the file and class triggers of TDV202; the tree decides)
-_DERIVED_ARGUMENT = (r"\bself\.\w+\s*=\s*\w+(?:\.\w+\([^()]*\))*\.(?:"
+_DERIVED_ARGUMENT = (r"\bself\.\w+\s*=\s*\w+(?:\.\w+)?(?:\.\w+\([^()]*\))*\.(?:"
                      + "|".join(sorted(TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS)) + r")\(")
 # `F.nll_loss(..., weight=self.weight)`, `torch.einsum("hi,bij->bhj", self.gso, x)`: what the
 # class keeps there is a tensor
@@ -1301,6 +1301,8 @@ def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str],
         root, called = _ast_chain(statement.value)
         if root in annotated or (root in names and (called & TENSOR_ONLY_METHODS or TORCH_OP_CALL in called)):
             return True
+        if root == "self" and called & (TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS):
+            return True  # `self.Graph = self.dataset.getSparseGraph().coalesce()`, if `dataset` was handed in
         if root in names and isinstance(statement.value, ast.Name) and any(
                 isinstance(t, ast.Attribute) and used_as_tensor(t.attr) for t in statement.targets):
             return True
@@ -1324,6 +1326,8 @@ def _ast_chain(value: ast.AST) -> Tuple[Optional[str], Set[str]]:
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
             called.add(value.func.attr)
             value = value.func.value
+        elif isinstance(value, ast.Attribute) and called:
+            value = value.value  # `self.dataset` of `self.dataset.graph()`
         else:
             return None, called
 
@@ -1541,11 +1545,33 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     # `self.L = torch.linalg.cholesky(cov)`: a torch op computes a new tensor from the argument
     computed = _torch_op_argument(value)
     root = root_name(computed if computed is not None else value)
+    if method is not None and root == "self" and assignment.kind == TENSOR and isinstance(value, cst.Call):
+        # `self.Graph = self.dataset.getSparseGraph().coalesce()`: computed from what the caller
+        # handed in and kept (`self.dataset = dataset`), a tensor by the method that made it
+        return _handed_in(info, _first_attribute(computed if computed is not None else value))
     if method is None or root in (None, "self", "cls") or root not in parameter_names(method):
         return False
     # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
     return computed is not None or assignment.kind == TENSOR or (
         isinstance(value, cst.Name) and assignment.name in info.tensor_uses)
+
+
+def _first_attribute(node: cst.CSTNode) -> Optional[str]:
+    """"dataset" of `self.dataset.getSparseGraph().coalesce()`."""
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        inner = node.func if isinstance(node, cst.Call) else node.value
+        if isinstance(node, cst.Attribute) and isinstance(inner, cst.Name) and inner.value == "self":
+            return node.attr.value
+        node = inner
+    return None
+
+
+def _handed_in(info: ClassInfo, name: Optional[str]) -> bool:
+    """Is `self.<name>` only ever the caller's object as handed to a method (`self.dataset = dataset`)?"""
+    assigned = [a for a in info.assignments if a.name == name]
+    return bool(assigned) and all(
+        isinstance(a.value, cst.Name) and a.value.value in parameter_names(info.methods[a.method])
+        for a in assigned if a.method in info.methods)
 
 
 def _torch_op_argument(value: cst.CSTNode) -> Optional[cst.BaseExpression]:
@@ -1709,8 +1735,7 @@ class DiscardedTo(Rule):
     def matches_function(node: ast.AST) -> bool:
         """Fast path: the function has a `.to(...)`/`.cuda()`/`.cpu()` call as a statement."""
         return any(isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call)
-                   and isinstance(sub.value.func, ast.Attribute) and sub.value.func.attr in _DISCARDABLE
-                   for sub in walk_ast(node))
+                   and _ast_discarded_move(sub.value) for sub in walk_ast(node))
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -1725,6 +1750,10 @@ class DiscardedTo(Rule):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
+        # `x.to(device).detach()`: a copy of the moved copy, discarded too
+        while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value in _COPYING_METHODS and isinstance(call.func.value, cst.Call):
+            call = call.func.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value in _DISCARDABLE):
             return
@@ -1750,10 +1779,13 @@ class DiscardedTo(Rule):
         attribute = kinds.self_attribute(receiver)
         local = dotted_name(receiver) in facts.names
         name = receiver.value if isinstance(receiver, cst.Name) else None
+        dotted = dotted_name(receiver) if isinstance(receiver, cst.Attribute) and attribute is None else None
 
         def is_tensor() -> bool:
             if attribute is not None and not local:
                 return kinds.attribute_kind(*attribute) == TENSOR
+            if dotted is not None:  # `dataset.data.x.to(d)` then `torch.cat([dataset.data.x, enc])`
+                return facts.names.get(dotted) is None and dotted in facts.tensor_uses
             return name is not None and facts.names.get(name) is None and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
                 or name in facts.array_like)  # what has `.to()` and does arithmetic is a tensor
@@ -1763,17 +1795,28 @@ class DiscardedTo(Rule):
         assert isinstance(call.func, cst.Attribute)
         target = cst.Module([]).code_for_node(call.func.value)
         method = call.func.attr.value
-        text = cst.Module([]).code_for_node(call)
+        text = cst.Module([]).code_for_node(statement.value)
         if len(text) > 40:
             text = f"{target}.{method}(...)"
-        # x.to(device) -> x = x.to(device)
-        assign = cst.Assign(targets=[cst.AssignTarget(call.func.value)], value=call)
+        # x.to(device) -> x = x.to(device) (x.to(device).detach() -> x = x.to(device).detach())
+        assign = cst.Assign(targets=[cst.AssignTarget(call.func.value)], value=statement.value)
         self.report(call, self.message.format(target=target, method=method,
                                               remedy=f"assign it: {target} = {text}"),
                     fix=Fix().replace(statement, assign))
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
+# Tensor methods that only return another tensor (no side effect worth a statement of its own).
+_COPYING_METHODS = frozenset({"detach", "float", "half", "double", "long", "int", "bool", "contiguous", "clone",
+                              "requires_grad_", "squeeze", "unsqueeze", "view", "reshape", "type"})
+
+
+def _ast_discarded_move(call: ast.Call) -> bool:
+    """`x.to(d)`, or a copy of it (`x.to(d).detach()`), as `visit_Expr` reads a statement."""
+    while isinstance(call.func, ast.Attribute) and call.func.attr in _COPYING_METHODS \
+            and isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _DISCARDABLE
 
 
 def _is_keyed_by_name(node: cst.Subscript) -> bool:
