@@ -471,6 +471,10 @@ REPORTED_LATE = {
         dataset.data.x.to(device)
         return torch.cat([dataset.data.x, enc], 1)
         """, params="dataset, enc, device"), [(3, 4)]),
+    "an attribute chain that torch.cat takes, then set to the result": (function("""\
+        dataset.data.x.to(device)
+        dataset.data.x = torch.cat([dataset.data.x, enc], 1)
+        """, params="dataset, enc, device"), [(3, 4)]),
 }
 
 

@@ -1785,7 +1785,8 @@ class DiscardedTo(Rule):
             if attribute is not None and not local:
                 return kinds.attribute_kind(*attribute) == TENSOR
             if dotted is not None:  # `dataset.data.x.to(d)` then `torch.cat([dataset.data.x, enc])`
-                return facts.names.get(dotted) is None and dotted in facts.tensor_uses
+                # (or set to a tensor later: `dataset.data.x = torch.cat([dataset.data.x, enc], 1)`)
+                return facts.names.get(dotted) in (None, TENSOR) and dotted in facts.tensor_uses
             return name is not None and facts.names.get(name) is None and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
                 or name in facts.array_like)  # what has `.to()` and does arithmetic is a tensor
