@@ -1636,24 +1636,29 @@ class DiscardedTo(Rule):
     """A tensor's `.to(...)`, `.cuda()` or `.cpu()` as a statement of its own.
 
     ## What it does
-    Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement when
+    Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement (also
+    followed by a copy of the copy: `t.to(device).detach()`) when
     `t` is known to be a tensor: a value unpacked from a data-loader loop
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
     from `DataLoader(...)` or named like `trainloader`, `train_loader_1`,
-    `data_loader_train`, or a dataset iterated for its samples, `self.dataset`) or taken from
+    `data_loader_train`, a loader of a dict of loaders, `dataloaders[phase]`, a progress
+    bar bound over one, `pbar = tqdm(train_loader)`, each of several loaders zipped, or a
+    dataset iterated for its samples, `self.dataset`) or taken from
     one with `next()` (`x, y = next(iter(loader))`, `next(self.train_iter)`), an item of
     a batch (`batch["x"]`, `batch[0]`, `v` of `for k, v in batch.items():`, also of a
     parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
     tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
-    `t = a * b` of a tensor), a parameter annotated `torch.Tensor` or the items of one
+    `Variable(...)`, `t = a * b` of a tensor), the parts of a known module's output
+    (`logits, aux = model(x)`), a parameter annotated `torch.Tensor` or the items of one
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
     tensors, or a name used the way only tensors are, before or after the statement: a
     tensor-only method (`t.unsqueeze(0)`, `t.dim()`), `torch.zeros_like(t)`,
     array indexing (`t[:, 0]`), arithmetic (`t[1:] * mask`: of what has `.to()`, only a
     tensor does arithmetic), bound from a method arrays and tensors share
     (`m = v.data.repeat(n)`, `x.reshape(...)`: no array has `.to()`), or as an input of a
-    known module (`model(t)`); inside
+    known module (`model(t)`), an attribute chain torch takes as a tensor
+    (`dataset.data.x` of `torch.cat([dataset.data.x, enc])`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
     `batch["x"]`; so does an item assigned a tensor under a key variable

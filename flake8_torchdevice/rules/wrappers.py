@@ -44,7 +44,9 @@ class WrapBeforeMove(Rule):
       moved before the wrap: an earlier `m.to(...)` or `m.cuda()` statement or
       assignment in the enclosing function or module, or the argument itself being
       `m.to(...)`. Reported when `m` was built in this scope by calling a class
-      (`model = Net(...)`, `DDP(Net(), ...)`, `self.m` in `__init__`) and not moved
+      (`model = Net(...)`, `DDP(Net(), ...)`, `self.m` in `__init__`) or a library's
+      model builder that moves nothing (`torchvision.models.resnet50(...)`,
+      `timm.create_model(name)`, unless keywords may carry a device) and not moved
       first, or when this scope moves `m` only after the wrap. A module a helper
       returned (`model = build_detector(cfg)`) may be moved already; it is reported
       when the wrapper is moved right after (`DDP(model).cuda()`, or `ddp = DDP(model)`
