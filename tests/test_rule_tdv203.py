@@ -524,6 +524,10 @@ NOT_REPORTED.update({
         for a, b in zip(loader_a, loader_b):
             a.to(device)
         """),
+    "one sample of a dataset is no loader": function("""\
+        for x, y in dataset[0]:
+            x.to(device)
+        """),
     "a dict of things that are not loaders": function("""\
         for x, y in pairs[phase]:
             x.to(device)

@@ -107,6 +107,7 @@ TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "im
 # Methods of a module that return the module itself.
 MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
                             "requires_grad_", "apply", "type", "to_empty", "share_memory"})
+
 # torch.<op>(sequence of tensors): its items are tensors.
 _SEQUENCE_OPS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concatenate", "stack", "hstack",
                                                        "vstack", "dstack"))
@@ -847,7 +848,10 @@ class ValueKinds:
     def _is_loader(self, node: cst.CSTNode) -> bool:
         """A data loader, by its name or by where the name was bound; or one of a
         collection of loaders (`dataloaders[phase]`, `self.loaders["train"]`)."""
-        if isinstance(node, cst.Subscript) and _LOADER_RE.search(last_identifier(node.value) or "") is not None:
+        if isinstance(node, cst.Subscript):  # (a plural: `dataset[i]` is one sample, not a loader)
+            collection = last_identifier(node.value) or ""
+            if not (collection.endswith("s") and _LOADER_RE.search(collection)):
+                return False
             node = node.value
         return isinstance(node, (cst.Name, cst.Attribute)) and (
             _LOADER_RE.search(last_identifier(node) or "") is not None

@@ -674,7 +674,7 @@ class FactoryWithoutDevice(Rule):
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and _index_argument(call, callee) is arg.value \
                 and self.ctx.origins.is_on_device(receiver):
-            # q.gather(1, torch.LongTensor(actions)): the index must be where q is, and
+            # q.gather(1, torch.tensor(actions)): the index must be where q is, and
             # `gather` shows that q is a tensor
             self._partner = receiver
             return BAD
