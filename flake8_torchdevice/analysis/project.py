@@ -218,7 +218,7 @@ def _own_statements(function: ast.AST):
 
 
 # Methods that keep what kind of value they are called on: `torch.FloatTensor(n).fill_(0)`.
-_SAME_KIND_METHODS = frozenset({"fill_", "zero_", "float", "double", "half", "long", "int", "bool", "byte",
+SAME_KIND_METHODS = frozenset({"fill_", "zero_", "float", "double", "half", "long", "int", "bool", "byte",
                                 "unsqueeze", "squeeze", "view", "reshape", "contiguous", "t", "transpose",
                                 "permute", "detach", "clone", "requires_grad_", "eval", "train"})
 # Reductions and element-wise math: of a call's result (`torch.diagonal(x).sum(-1)`) the
@@ -246,7 +246,7 @@ def _chain_root(node: ast.AST) -> ast.AST:
         receiver = node.func.value
         of_value = isinstance(receiver, ast.Call) or (isinstance(receiver, ast.Name)
                                                       and receiver.id not in _MODULE_NAMES)
-        if not ((of_value and (node.func.attr in _SAME_KIND_METHODS or _is_dtype_cast(node)))
+        if not ((of_value and (node.func.attr in SAME_KIND_METHODS or _is_dtype_cast(node)))
                 or (isinstance(receiver, ast.Call) and node.func.attr in _SAME_KIND_MATH)):
             break
         node = receiver

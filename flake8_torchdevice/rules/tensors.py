@@ -24,7 +24,7 @@ from ..analysis import (
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.devices import moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
-from ..analysis.project import returns_tensor
+from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
                                self_attribute_key, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_FUNCTIONS,
@@ -1755,9 +1755,9 @@ class DiscardedTo(Rule):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
-        # `x.to(device).detach()`: a copy of the moved copy, discarded too
+        # `x.to(device).detach()`: a copy of the moved copy (a method that keeps the kind), discarded too
         while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
-                and call.func.attr.value in _COPYING_METHODS and isinstance(call.func.value, cst.Call):
+                and call.func.attr.value in SAME_KIND_METHODS and isinstance(call.func.value, cst.Call):
             call = call.func.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value in _DISCARDABLE):
@@ -1812,14 +1812,11 @@ class DiscardedTo(Rule):
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
-# Tensor methods that only return another tensor (no side effect worth a statement of its own).
-_COPYING_METHODS = frozenset({"detach", "float", "half", "double", "long", "int", "bool", "contiguous", "clone",
-                              "requires_grad_", "squeeze", "unsqueeze", "view", "reshape", "type"})
 
 
 def _ast_discarded_move(call: ast.Call) -> bool:
     """`x.to(d)`, or a copy of it (`x.to(d).detach()`), as `visit_Expr` reads a statement."""
-    while isinstance(call.func, ast.Attribute) and call.func.attr in _COPYING_METHODS \
+    while isinstance(call.func, ast.Attribute) and call.func.attr in SAME_KIND_METHODS \
             and isinstance(call.func.value, ast.Call):
         call = call.func.value
     return isinstance(call.func, ast.Attribute) and call.func.attr in _DISCARDABLE

@@ -729,7 +729,7 @@ def _constructor(call: cst.Call) -> Optional[cst.Call]:
 
 def _uncast(call: cst.Call) -> cst.Call:
     """`make()` of `make().float().eval()`: the call before casts that do not move a module."""
-    inner = method_call(call, "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_")
+    inner = method_call(call, *_SAME_MODULE)
     return _uncast(inner) if isinstance(inner, cst.Call) else call
 
 
