@@ -631,3 +631,52 @@ def test_a_model_built_by_torchvision_or_timm_is_built_here(builder, expected):
         code = "import timm\n" + code
         expected = [(line + 1, col) for line, col in expected]
     assert tdv401(code) == [(line, col, "TDV401") for line, col in expected]
+
+
+PER_PATH = """\
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args, rank, device):
+    model = Net()
+{between}
+    return DDP(model, device_ids=[rank])
+"""
+
+
+@pytest.mark.parametrize("between, reported", [
+    # a module moved (or rebuilt moved) on one arm only is still the CPU one on the other
+    ("    if args.resume:\n        model = Net().to(device)", True),
+    ("    if args.resume:\n        model = model.to(device)", True),
+    # casts and SyncBatchNorm conversion return the same module, still where it was
+    ("    model = model.eval().float()", True),
+    ("    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)", True),
+    ("    net = model\n    model = nn.SyncBatchNorm.convert_sync_batchnorm(net)", True),
+    # moved on every arm, or before the conversion
+    ("    if args.resume:\n        model = Net().to(device)\n    else:\n        model = model.to(device)", False),
+    ("    model.to(device)\n    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)", False),
+    ("    model = model.to(device).eval()", False),
+    ("    model, head = model.cuda(), Net().cuda()\n    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)", False),
+    ("    head, model = Net().cuda(), model.eval()", True),
+])
+def test_placement_per_path_through_rebinding_and_same_module_calls(between, reported):
+    code = PER_PATH.replace("{between}", between)
+    line = code.count("\n")
+    assert tdv401(code) == ([(line, 11, "TDV401")] if reported else [])
+
+
+def test_module_handed_in_and_moved_on_one_arm_is_not_reported():
+    code = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "def wrap(model, rank, device, resume):\n"
+            "    if resume:\n        model = Net().to(device)\n"
+            "    return DDP(model, device_ids=[rank])\n")
+    assert tdv401(code) == []
+
+
+def test_module_handed_in_and_converted_in_init_is_not_built_there():
+    code = ("import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "class Trainer:\n    def __init__(self, model, rank):\n"
+            "        self.model = nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
+            "        self.copy = model\n"
+            "        self.model = DDP(self.model, device_ids=[rank])\n"
+            "        self.copy = DDP(self.copy, device_ids=[rank])\n")
+    assert tdv401(code) == []

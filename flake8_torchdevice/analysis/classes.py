@@ -21,7 +21,7 @@ from .devices import is_device_move, moves_to_cpu
 from .kinds import TO_PYTHON, VARIABLE, tensor_operands
 from .project import is_library_module_class
 from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
-                     last_identifier, method_call, string_value)
+                     last_identifier, method_call, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
     from .kinds import ValueKinds
@@ -473,12 +473,8 @@ class ClassFacts:
 
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
-                    and len(target.target.elements) == len(node.value.elements):
-                for name_element, value_element in zip(target.target.elements, node.value.elements):
-                    self._assigned(name_element.value, value_element.value, node)
-            else:
-                self._assigned(target.target, node.value, node)
+            for name, value in unpacked_pairs(target.target, node.value) or [(target.target, node.value)]:
+                self._assigned(name, value, node)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

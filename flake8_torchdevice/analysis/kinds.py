@@ -31,7 +31,7 @@ from .devices import is_device_name
 from .project import (ARRAY, ARRAY_CALLS, NN_NON_MODULES, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS, returns_tensor,
                       torch_nn_class)
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
-                     parameter_loop_targets, positional_args, string_value)
+                     parameter_loop_targets, positional_args, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -743,10 +743,10 @@ class ValueKinds:
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             target_node = target.target
-            if isinstance(target_node, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
-                    and len(target_node.elements) == len(node.value.elements):
-                for name_element, value_element in zip(target_node.elements, node.value.elements):
-                    self._bind_value(name_element.value, value_element.value)
+            pairs = unpacked_pairs(target_node, node.value)
+            if pairs is not None:
+                for name, value in pairs:
+                    self._bind_value(name, value)
             elif isinstance(target_node, (cst.Tuple, cst.List)) and self.is_fixed_tensor(node.value, True):
                 # `U, S, V = torch.randn(n, n).svd()`: each part made here as the whole was
                 fixed = self.is_fixed_tensor(node.value)

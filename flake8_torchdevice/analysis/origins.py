@@ -51,7 +51,7 @@ from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS, 
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
                      is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
-                     parameter_names, root_name, self_attribute_key)
+                     parameter_names, root_name, self_attribute_key, unpacked_pairs)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -316,9 +316,10 @@ class TensorOrigins:
 
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
-                for name_element, value_element in zip(target.target.elements, node.value.elements):
-                    self._bind(name_element.value, value_element.value, node)  # x, y = x.to(d), y.to(d)
+            pairs = unpacked_pairs(target.target, node.value)
+            if pairs is not None:
+                for name, value in pairs:
+                    self._bind(name, value, node)  # x, y = x.to(d), y.to(d)
             elif isinstance(target.target, (cst.Tuple, cst.List)):
                 # `values, idx = torch.unique(x, return_inverse=True)`: each part as the whole
                 for element in target.target.elements:

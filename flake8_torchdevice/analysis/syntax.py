@@ -263,6 +263,15 @@ def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.BaseExpression]:
     return None
 
 
+def unpacked_pairs(target: cst.BaseExpression,
+                   value: cst.BaseExpression) -> Optional[List[Tuple[cst.BaseExpression, cst.BaseExpression]]]:
+    """`a, b = x, y`: [(a, x), (b, y)]; None unless both sides are tuples or lists of one length."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements):
+        return [(name.value, part.value) for name, part in zip(target.elements, value.elements)]
+    return None
+
+
 _PARAMETER_ITERATORS = ("parameters", "buffers", "named_parameters", "named_buffers")
 
 

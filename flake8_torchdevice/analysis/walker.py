@@ -30,7 +30,7 @@ from .kinds import ValueKinds
 from .origins import TensorOrigins, is_data_pipeline_path
 from .project import TORCH_FUNCTION_RE, ProjectIndex
 from .scopes import Scope, import_fallback_names
-from .syntax import block_statements, child_fields, dotted_name, last_identifier
+from .syntax import block_statements, child_fields, dotted_name, last_identifier, unpacked_pairs
 
 
 # The only attributes (children) of a node whose visit can enter a guard or a body, and
@@ -530,6 +530,10 @@ class Analyzer(cst.CSTVisitor):
         if kind == "Assign":
             targets = [dotted_name(t.target) for t in original_node.targets]  # type: ignore[attr-defined]
             self._record_move(original_node.value, [t for t in targets if t])  # type: ignore[attr-defined]
+            for target in original_node.targets:  # type: ignore[attr-defined]
+                for name, value in unpacked_pairs(target.target, original_node.value) or ():  # type: ignore
+                    # `student, teacher = student.cuda(), teacher.cuda()`
+                    self._record_move(value, [dotted] if (dotted := dotted_name(name)) else [])
         elif kind == "Expr":
             self._record_move(original_node.value)  # type: ignore[attr-defined]
         if kind == "If":

@@ -79,7 +79,11 @@ class WrapBeforeMove(Rule):
     module on the CPU, and a user's flag can be false on a machine with a GPU. A move
     on every arm that falls through counts, and so does a move skipped only where CUDA
     is certainly absent (`if torch.cuda.is_available(): model.cuda()`): there
-    `DataParallel` runs the module as it is. A module handed in (or returned by a
+    `DataParallel` runs the module as it is. A module built again and moved on one arm
+    only (`if args.resume: model = Net().to(device)`) leaves the other arm's module where
+    it was built; `model.eval()`, `nn.SyncBatchNorm.convert_sync_batchnorm(model)` and a
+    copy (`net = model`) are the same module, built (or handed in) as before, and
+    `student, teacher = student.cuda(), teacher.cuda()` moves both. A module handed in (or returned by a
     helper) that the scope moves to a device on its other paths (`if len(gpus) > 1:
     model = nn.DataParallel(model)` / `else: model = model.to(device)`, or an earlier
     arm that returns `model.to(device)`) is the scope's to place: the `DataParallel`
@@ -453,12 +457,24 @@ class WrapBeforeMove(Rule):
         constructed, handed_in = scope.note("constructed", set), scope.note("handed in", set)
         from_call = scope.note("returned by a call", set)
         on_cpu = scope.notes.get("on the cpu", set())
+        # `model = model.eval()`, `model = nn.SyncBatchNorm.convert_sync_batchnorm(net)`: the same
+        # module, built here or handed in as before
+        same = self._same_module_as(value)
         for target in targets:
             key = dotted_name(target)
             if key is None:
                 continue
             if not moves_to_cpu(value):
                 on_cpu.discard(key)  # a new module, or this one moved (`model = model.cuda()`)
+            if same is not None and any(same in note for note in (constructed, handed_in, from_call)):
+                for note in (constructed, handed_in, from_call):
+                    (note.add if same in note else note.discard)(key)
+                continue
+            if is_device_move(value) and not moves_to_cpu(value):
+                # `model = Net().to(device)` on one arm of an `if`: placement per path
+                # (`scope.moved`) says whether it is on its device at the wrap; the module
+                # the other arms hold is still the one built (or handed in) before
+                continue
             if isinstance(value, cst.Call) and not built and move_target(value) is None:
                 from_call.add(key)  # `model = build_detector(cfg)`
             elif key in from_call:
@@ -471,6 +487,19 @@ class WrapBeforeMove(Rule):
             else:
                 constructed.discard(key)
                 handed_in.add(key)
+
+    def _same_module_as(self, value: cst.BaseExpression) -> Optional[str]:
+        """The dotted name of the module `value` returns unmoved: `model`, `model.eval()`,
+        `model.float().train()`, `nn.SyncBatchNorm.convert_sync_batchnorm(model)`."""
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return dotted_name(value)  # `net = model`
+        if isinstance(value, cst.Call) and self.ctx.resolve(value.func) in _SAME_MODULE_FUNCTIONS:
+            module = first_argument(value, "module")
+            return dotted_name(module) if module is not None else None
+        inner = method_call(value, *_SAME_MODULE)
+        if inner is None:
+            return None
+        return dotted_name(inner) if not isinstance(inner, cst.Call) else self._same_module_as(inner)
 
     def _builds_on_cpu(self, call: cst.Call) -> bool:
         """`Net(...)`: a class called by its (capitalised) name, unless the class, defined
@@ -738,6 +767,9 @@ def _uncast(call: cst.Call) -> cst.Call:
 _CASTS = ("to", "cuda", "float", "half", "double", "train", "eval")
 # Methods of a module that return the module itself.
 _SAME_MODULE = ("eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory")
+# Functions that return the module handed to them, its layers where they were.
+_SAME_MODULE_FUNCTIONS = frozenset({"torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+                                    "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm"})
 
 
 def _move_before_wrap(stack: Sequence[cst.CSTNode], key: Optional[str], wrap: cst.Call,
