@@ -4,7 +4,6 @@ subprocess, most next to flake8 itself on the same files."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
