@@ -27,10 +27,10 @@ import gc
 import io
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .analysis.project import ProjectIndex, index_for
-from .analysis.syntax import ast_definitions, walk_ast
+from .analysis.syntax import ast_definitions, ast_dotted_name, walk_ast
 from .rules import ALL_RULES, DEFAULT_CODES
 
 if TYPE_CHECKING:
@@ -237,7 +237,10 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         for index in range(first + 1, last):
             sparse[index] = None
 
-    def visit(body: Sequence[ast.stmt], in_class: bool = False) -> None:
+    def statement_text(statement: ast.stmt) -> str:
+        return "".join(lines[statement.lineno - 1:statement.end_lineno])  # type: ignore[attr-defined]
+
+    def visit(body: Sequence[ast.stmt], in_class: object = False) -> None:
         nonlocal kept_any
         kept: List[ast.AST] = []
         left: List[ast.AST] = []
@@ -246,7 +249,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 if id(node) in whole:
                     kept_any = True  # a rule judges this class whole: nothing in it is stubbed
                 else:
-                    visit(node.body, in_class=True)
+                    visit(node.body, in_class=not _surely_a_module(node) or "module")
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -257,11 +260,19 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         if in_class and kept and left:
             # a method that uses what a kept one returns (`masks = self._prepare(x)`): TDV201
             # judges the returned tensor there
-            returning = [n.name for n in kept if _returns_a_trigger(
-                n, triggers, lambda statement: "".join(lines[statement.lineno - 1:statement.end_lineno]))]
+            returning = [n.name for n in kept if _returns_a_trigger(n, triggers, statement_text)]
             if returning:
                 calls = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, returning)) + r")\(")
                 kept.extend(n for n in left if calls.search(text_of(n)))
+                left = [n for n in left if n not in kept]
+            # a trainer's method that reads what its `__init__` made (`self.mask = torch.ones(n)`):
+            # TDV201 follows that tensor there (not in a module: there it is TDV202's)
+            init = next((n for n in kept if n.name == "__init__"), None)
+            stored = _self_attributes_set_by_a_trigger(init, triggers, statement_text) \
+                if init is not None and in_class != "module" else set()
+            if stored:
+                reads = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(stored))) + r")\b")
+                kept.extend(n for n in left if reads.search(text_of(n)))
                 left = [n for n in left if n not in kept]
         kept_any = kept_any or bool(kept)
         for node in left:
@@ -300,6 +311,22 @@ def _returns_a_trigger(function: ast.AST, triggers: _FunctionTriggers, text_of: 
             returns.append(node)
     return any(triggers.match(text_of(node), node)
                or any(isinstance(n, ast.Name) and n.id in made for n in walk_ast(node.value)) for node in returns)
+
+
+def _self_attributes_set_by_a_trigger(function: ast.AST, triggers: _FunctionTriggers,
+                                      text_of: Callable[[ast.stmt], str]) -> Set[str]:
+    """The `<name>` of `self.<name> = ...` statements of `function` that hold a trigger."""
+    return {target.attr for node in walk_ast(function) if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            and target.value.id == "self" and triggers.match(text_of(node), node)}
+
+
+# Bases that make a class an `nn.Module` for certain, however the file imported them.
+_MODULE_BASES = frozenset({"Module", "nn.Module", "torch.nn.Module", "LightningModule", "pl.LightningModule"})
+
+
+def _surely_a_module(node: ast.ClassDef) -> bool:
+    return any(ast_dotted_name(base) in _MODULE_BASES for base in node.bases)
 
 
 def _first_line(node: ast.AST) -> int:

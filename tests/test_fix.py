@@ -1298,3 +1298,25 @@ def test_fixed_devices_run_on_a_cpu_only_torch_and_on_the_emulated_gpu(tmp_path)
     done = subprocess.run([sys.executable, "-m", "flake8_torchdevice.emulate", str(script)], capture_output=True,
                           text=True, env={**env, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=300)
     assert (done.returncode, done.stdout) == (0, "cuda:0 cuda:0\n"), done.stderr[-2000:]
+
+
+def test_a_trainers_init_tensor_gets_the_device_its_init_set():
+    assert fixed("""\
+        import torch
+        class Agent:
+            def __init__(self, n, device):
+                self.device = device
+                self.state = torch.zeros(n, 4, device=self.device)
+                self.mask = torch.ones(n)
+            def act(self, policy):
+                return policy(self.state * self.mask.unsqueeze(1))
+        """) == textwrap.dedent("""\
+        import torch
+        class Agent:
+            def __init__(self, n, device):
+                self.device = device
+                self.state = torch.zeros(n, 4, device=self.device)
+                self.mask = torch.ones(n, device=self.device)
+            def act(self, policy):
+                return policy(self.state * self.mask.unsqueeze(1))
+        """)

@@ -1082,3 +1082,52 @@ def test_torch_scatter_takes_its_source_as_a_tensor():
             "        scatter(features, index, voxels, reduce='mean')\n        return voxels\n")
     assert tdv201(code) == [(5, 17, "TDV201")]
     assert tdv201(code.replace("torch.zeros(features.shape[0], 8)", "features.new_zeros(features.shape[0], 8)")) == []
+
+
+TRAINER = """\
+import torch
+import torch.nn as nn
+class Algo{base}:
+    def __init__(self, model, n, device):
+        self.device = device
+        self.model = model
+        self.state = torch.zeros(n, 4, device=self.device)
+        self.mask = torch.ones(n)
+{more}
+    def collect(self, obs):
+{first}        return self.model(obs, self.state * self.mask.unsqueeze(1))
+"""
+
+
+@pytest.mark.parametrize("base, more, first, expected", [
+    # a trainer's __init__ leaves a CPU tensor on self that another method combines with a device one
+    ("", "", "", [(8, 20)]),
+    ("(object)", "    def reset(self, n):\n        self.mask = torch.ones(n)\n", "", [(8, 20)]),
+    # ... unless some method sets it on the device or moves it, or this one sets it first
+    ("", "    def reset(self, n):\n        self.mask = torch.ones(n, device=self.device)\n", "", []),
+    ("", "    def to(self, device):\n        self.mask = self.mask.to(device)\n", "", []),
+    ("", "", "        self.mask = obs.new_ones(len(obs))\n", []),
+    # a module's tensor attribute is TDV202's; a partner that is only an input proves nothing
+    ("(nn.Module)", "", "", []),
+])
+def test_a_cpu_tensor_init_leaves_on_a_plain_object(base, more, first, expected):
+    code = TRAINER.format(base=base, more=more, first=first)
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+def test_a_tensor_init_leaves_met_only_with_an_input_is_not_reported():
+    code = ("import torch\nclass Normalizer:\n    def __init__(self, n):\n        self.mean = torch.zeros(n)\n"
+            "        self.std = torch.ones(n)\n    def __call__(self, x):\n        return (x - self.mean) / self.std\n"
+            "    def normalize(self, x: torch.Tensor):\n        return (x - self.mean) / self.std\n")
+    assert tdv201(code) == []
+
+
+def test_an_attribute_made_where_the_objects_tensors_are_is_no_device_one():
+    # `device = self.max_val.device`: the object keeps its statistics where they already are,
+    # the CPU here, so a CPU tensor meeting them is host-side work
+    code = ("import torch\nclass Observer(Base):\n    def reset(self):\n        device = self.max_val.device\n"
+            "        self.count = torch.tensor([], device=device)\n"
+            "    def update(self, x):\n        y = x.to('cpu')\n        hits = y != torch.tensor([0])\n"
+            "        return self.count + hits\n")
+    assert tdv201(code) == []
+    assert tdv201(code.replace("device=device", "device=self.device")) == [(8, 20, "TDV201")]

@@ -155,7 +155,8 @@ class FileSummary:
     # at the module's level (also under `if __name__ == "__main__":`): factories follow it
     sets_default_device: bool = False
     # class -> attributes of `self` that one of its methods moves to a device (a trainer's
-    # `self.model.to(self.device)` in `build`): where its other methods find them
+    # `self.model.to(self.device)` in `build`) or makes there (`torch.zeros(n, device=self.device)`):
+    # where its other methods find them
     moved_attributes: Dict[str, Set[str]] = field(default_factory=dict)
 
     def defines(self, name: str) -> bool:
@@ -276,9 +277,11 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 moved_names.add(name)
             if owner and not _to_cpu(node.value):  # type: ignore[arg-type]
                 _note_moved_attribute(summary, owner, name)  # `self.model.to(self.device)`
-        if owner and isinstance(node, ast.Assign) and _is_move(node.value) and not _to_cpu(node.value):  # type: ignore
+        if owner and isinstance(node, ast.Assign) and (
+                (_is_move(node.value) and not _to_cpu(node.value)) or _made_on_a_device(summary, node.value, params)):
             for target in node.targets:
-                _note_moved_attribute(summary, owner, ast_dotted_name(target))  # `self.model = self.model.cuda()`
+                # `self.model = self.model.cuda()`, `self.state = torch.zeros(n, device=self.device)`
+                _note_moved_attribute(summary, owner, ast_dotted_name(target))
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and summary.qualify(ast_dotted_name(node.value.func) or "") == "torch.save":
             summary.savers.add(key)
@@ -356,6 +359,24 @@ def _tensor_method_chain(value: ast.AST) -> bool:
             return True
         value = value.func.value
     return False
+
+
+_FACTORY_NAMES = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint",
+                                                         "randperm", "arange", "linspace", "logspace", "eye",
+                                                         "tensor", "as_tensor"))
+
+
+def _made_on_a_device(summary: FileSummary, value: ast.AST, params: List[str]) -> bool:
+    """`torch.zeros(n, device=self.device)`: a factory told the device the object was given
+    (`self.device`, or a parameter named like one), not one found where it stands
+    (`device = self.max_val.device`, which follows the object's own tensors)."""
+    if not (isinstance(value, ast.Call) and summary.qualify(ast_dotted_name(value.func) or "") in _FACTORY_NAMES):
+        return False
+    device = next((k.value for k in value.keywords if k.arg == "device"), None)
+    name = ast_dotted_name(device) if device is not None else None
+    if name is None or DEVICE_WORD_RE.search(name) is None:
+        return False
+    return name in params if isinstance(device, ast.Name) else name.count(".") == 1 and name.startswith("self.")
 
 
 def _note_moved_attribute(summary: FileSummary, owner: str, name: Optional[str]) -> None:

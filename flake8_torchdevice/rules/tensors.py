@@ -67,6 +67,11 @@ class _ClassFrame:
     # (method, position) -> where the class's methods combine that result with a device tensor, or move it
     met: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
     moved: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
+    # A class that is no module (a trainer, an agent): the CPU tensors its `__init__` leaves
+    # on `self` ("self.mask" -> the factory), and those a later method combines with a device
+    # tensor before setting them again (-> the device tensor), judged when the class ends
+    init_tensors: Dict[str, cst.Call] = field(default_factory=dict)
+    init_tensors_met: Dict[str, cst.CSTNode] = field(default_factory=dict)
 
 
 class FactoryWithoutDevice(Rule):
@@ -132,7 +137,14 @@ class FactoryWithoutDevice(Rule):
       `pred == y`), also as an accumulator (`correct = torch.zeros(1)`, then
       `correct += (pred == y).sum()`), as the seed gradient of such outputs
       (`autograd.grad(d_out, x, torch.ones(n, 1))`), or handed with one to a loss
-      (`criterion(preds, torch.ones(n))`).
+      (`criterion(preds, torch.ones(n))`);
+    - in `__init__` of a class that is no module (a trainer, an agent): when it is kept on
+      `self` (`self.mask = torch.ones(n)`) and another method of the class, before it sets
+      that attribute itself, combines it with a tensor known to be on a device
+      (`self.state * self.mask`, where `self.state` was made with `device=self.device`),
+      and no method moves the attribute or sets it to anything but a CPU factory's tensor.
+      A device made on `self` (`torch.zeros(n, device=self.device)`) is on that device in
+      the class's other methods.
 
     Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
     its inputs arrive on the CPU, and those it leaves alone stay there.
@@ -297,6 +309,7 @@ class FactoryWithoutDevice(Rule):
         self._returned_at: Optional[Tuple[str, Optional[int]]] = None  # set by `_fate`, read by `_follow`
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
+        self._rebound: Dict[int, Set[str]] = {}  # id of a function's node -> `self.<name>` it has set so far
 
     # ------------------------------------------------------------ frames
 
@@ -308,6 +321,9 @@ class FactoryWithoutDevice(Rule):
         frame = self._classes.pop()
         info = self.ctx.current_class
         init_time = info.init_time_methods() if info is not None else set()
+        for key, partner in frame.init_tensors_met.items():
+            if info is not None and self._stays_as_made(info, key[5:]):
+                self._report(frame.init_tensors[key], partner)
         for method_name, call, message, fix in frame.findings:
             # Methods that __init__ uses run before the module is moved: CPU is right there.
             if method_name not in init_time:
@@ -317,9 +333,36 @@ class FactoryWithoutDevice(Rule):
                 for call, message, fix in made:
                     self.report(call, message, fix=fix)
 
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        info = self.ctx.current_class
+        # (the walk has left the function's body: a method is now in no function)
+        if node.name.value == "__init__" and self._classes and info is not None and not info.is_module \
+                and not self.ctx.functions:
+            # `self.mask = torch.ones(n)` in a trainer's __init__: followed into its other methods
+            self._classes[-1].init_tensors.update(
+                (key, factory) for key, (factory, _) in self._frame.new_tensors.items() if key.startswith("self."))
+
+    def _plain_class_method(self) -> bool:
+        """Is the function being walked a method of a class that is no `nn.Module`?"""
+        info = self.ctx.current_class
+        return bool(self._classes) and info is not None and not info.is_module and len(self.ctx.functions) == 1
+
+    def _stays_as_made(self, info: ClassInfo, attribute: str) -> bool:
+        """Does no method move `self.<attribute>` nor set it to anything but a CPU factory's tensor?"""
+        project = self.ctx.project
+        if project is not None and attribute in project.own.moved_attributes.get(info.name, ()):
+            return False
+        return all(assignment.method == "__init__" or (
+            isinstance(assignment.value, cst.Call) and assignment.value.func is not None
+            and self.ctx.resolve(assignment.value.func) in FACTORY_NAMES and not self._has_device(assignment.value))
+            for assignment in info.assignments if assignment.name == attribute)
+
     def leave_Assign(self, node: cst.Assign) -> None:
         """`masks = self._prepare(x)`, `a, b = self._prepare(x)` in a module's method: the names
         hold what the helper returns (followed in `visit_Name`); other bindings forget that."""
+        if self._classes and self._classes[-1].init_tensors:
+            rebound = self._rebound.setdefault(id(self._frame.node), set())
+            rebound.update(filter(None, (self_attribute_key(target.target) for target in node.targets)))
         results = self._helper_results.setdefault(id(self._frame.node), {})
         helper = node.value.func.attr.value if isinstance(node.value, cst.Call) \
             and self_attribute_key(node.value.func) is not None and self._classes and self._frame.sensitive \
@@ -405,9 +448,26 @@ class FactoryWithoutDevice(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         key = self_attribute_key(node)
         pending = self._pending(key) if key is not None else None
+        if pending is None and key is not None and self._classes and key in self._classes[-1].init_tensors:
+            self._follow_init_tensor(node, key)
+            return
         if pending is None or not self._is_load(node) or any(outer is pending[1] for outer in self.ctx.stack):
             return
         self._follow(node, pending[0])  # `self.h = torch.zeros(b, n)` in forward, then `self.lstm(x, self.h)`
+
+    def _follow_init_tensor(self, node: cst.Attribute, key: str) -> None:
+        """`self.state * self.mask` in a trainer's method, where `__init__` left `self.mask` a
+        CPU tensor and this method has not set it yet: met with a tensor on a device?"""
+        frame = self._classes[-1]
+        function = self.ctx.current_function
+        if key in frame.init_tensors_met or function is None or function.name.value == "__init__" \
+                or not self._plain_class_method() or key in self._rebound.get(id(self._frame.node), ()) \
+                or not self._is_load(node):
+            return
+        self._partner, self._factory = None, None
+        fate, _ = self._fate(node, key)
+        if fate == BAD and self._partner is not None and self.ctx.origins.is_on_device(self._partner):
+            frame.init_tensors_met[key] = self._partner
 
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
         # an accumulator: `correct = torch.zeros(1)`, then `correct += (pred == y).sum()`
@@ -566,7 +626,7 @@ class FactoryWithoutDevice(Rule):
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
                     return NEUTRAL, (names, parent)
                 key = self_attribute_key(target)
-                if key is not None and sensitive:
+                if key is not None and (sensitive or self._plain_class_method()):
                     # `self.h = torch.zeros(...)` in forward: followed as a local (a cache built
                     # once, `if self.mask is None:`, is also TDV202's: with `device=x.device` it
                     # still keeps the first call's device, so `fix` does not half-fix it)
