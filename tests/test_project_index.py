@@ -511,3 +511,14 @@ def test_torch_function_brought_by_a_star_import(tmp_path):
     assert findings(tmp_path / "core/cg.py") == [(7, 8, "TDV203")]
     write(tmp_path, {"utils/tools.py": "import torch\nzeros = lambda n: [0] * n\n"})
     assert findings(tmp_path / "core/cg.py") == []
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("    mask = torch.tril(torch.ones(n, n))\n    masked = mask[None, None] == 0\n    return masked\n", ["torch.tril"]),
+    ("    return -torch.eye(n) * 2\n", ["torch.eye"]),
+    ("    return 2 * torch.eye(n)\n", ["torch.eye"]),
+    ("    k = n // 2\n    return k + 1\n", [""]),  # numbers: what they are stays unknown
+])
+def test_a_function_returning_arithmetic_on_a_tensor_returns_that_tensor(body, expected):
+    summary = project.summarise(f"import torch\ndef make(n):\n{body}", "masks.py")
+    assert [summary.qualify(callee) for callee in summary.returns["make"]] == expected

@@ -637,3 +637,10 @@ ROUND8_CASES = {
 @pytest.mark.parametrize("code, expected", ROUND8_CASES.values(), ids=list(ROUND8_CASES))
 def test_round8_tdv203_shapes(code, expected):
     assert lint(code, enabled=select_codes()) == expected
+
+
+def test_the_parts_of_a_batch_entry_are_tensors():
+    code = ("class Trainer:\n    def step(self, batch):\n        X_supp, y_supp = batch['train']\n"
+            "        X_supp.to(self.device); y_supp.to(self.device)\n        return self.model(X_supp, y_supp)\n"
+            "    def other(self, data):\n        names, ids = data['meta']\n        ids.to(self.device)\n")
+    assert lint(code, enabled=frozenset({"TDV203"})) == [(4, 8, "TDV203"), (4, 32, "TDV203")]

@@ -875,6 +875,9 @@ class ValueKinds:
                                            and _LOADER_ITERATOR_RE.search(last_identifier(source) or "") is not None)
 
     def _is_loader_batch(self, value: cst.CSTNode) -> bool:
+        """A batch of a data loader, or a part of one (`x, y = batch["train"]`), to unpack."""
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            return self.is_batch(value.value.value)
         return (isinstance(value, cst.Name) and value.value in self.facts().batches) or self._is_next_batch(value)
 
     def visit_Call(self, node: cst.Call) -> None:

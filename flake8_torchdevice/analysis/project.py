@@ -299,6 +299,7 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
         summary.unmoving.add(key)  # (a move in a return is caught below, by `moved_returns`)
     callees: List[str] = []
     for value in returned:
+        value_line = value.lineno
         for arm in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             arm = _chain_root(arm)  # `return grid.float()`: what `grid` is
             if isinstance(arm, ast.Name) and arm.id in set_up:
@@ -317,6 +318,13 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 if arm.id != first or not _is_move(_chain_root(last)):
                     arm = last
             arm = _chain_root(arm)
+            operand = _elementwise_operand(arm)
+            if operand is not None:
+                # `return mask[None] == 0`, `return mask`, `mask = ... == 0`: where the operand came from
+                if isinstance(operand, ast.Name) and operand.id != first:
+                    bound = [(line, value) for line, value in assignments.get(operand.id, ()) if line < value_line]
+                    operand = max(bound, key=lambda pair: pair[0])[1] if bound else operand
+                arm = _chain_root(operand)
             if _is_move(arm):
                 # `return net.cuda()`, `return t.to(device)`: moved, whatever it is
                 summary.moved_returns.add(key)
@@ -336,6 +344,24 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
+
+
+def _elementwise_operand(value: ast.AST) -> Optional[ast.AST]:
+    """The tensor operand of `mask[None, :l] == 0`, `-x`, `x * 2`, `2 * x` (its first operand
+    that is no number), through indexing; None for anything else."""
+    found = None
+    while True:
+        if isinstance(value, ast.Compare):
+            value = value.left
+        elif isinstance(value, ast.BinOp):
+            value = value.right if isinstance(value.left, ast.Constant) else value.left
+        elif isinstance(value, ast.UnaryOp):
+            value = value.operand
+        elif isinstance(value, ast.Subscript) and found is not None:
+            value = value.value
+        else:
+            return found
+        found = value
 
 
 def _updates_itself(value: ast.AST, name: str) -> bool:
