@@ -230,10 +230,14 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     whole = _whole_classes(tree, triggers, text_of)
     holding_whole = _functions_holding(tree, whole) if whole else set()
 
-    def stub(node: ast.AST, first: int, last: int) -> None:
+    def stub(node: ast.AST, first: int, last: int, methods: AbstractSet[str] = frozenset()) -> None:
         head = lines[first]
         indent = head[: len(head) - len(head.lstrip())]
-        sparse[first] = f"{indent}def {node.name}(): pass{_line_ending(head)}"
+        # a method keeps the class's methods it uses (`self.reparameterize`): which methods
+        # run only while the module is built, and which also later, reads the calls of all
+        used = sorted(set(_SELF_ATTRIBUTE_RE.findall(text_of(node))) & methods) if methods else ()
+        body = ", ".join(f"self.{name}" for name in used) if used else "pass"
+        sparse[first] = f"{indent}def {node.name}({'self' if used else ''}): {body}{_line_ending(head)}"
         for index in range(first + 1, last):
             sparse[index] = None
 
@@ -275,9 +279,11 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 kept.extend(n for n in left if reads.search(text_of(n)))
                 left = [n for n in left if n not in kept]
         kept_any = kept_any or bool(kept)
+        methods = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))} \
+            if in_class and kept else set()
         for node in left:
             if node.name != "__init__" or not kept:
-                stub(node, _first_line(node), node.end_lineno or node.lineno)
+                stub(node, _first_line(node), node.end_lineno or node.lineno, methods)
 
     visit(tree.body)
     if not kept_any:
@@ -321,6 +327,7 @@ def _self_attributes_set_by_a_trigger(function: ast.AST, triggers: _FunctionTrig
             and target.value.id == "self" and triggers.match(text_of(node), node)}
 
 
+_SELF_ATTRIBUTE_RE = re.compile(r"\bself\.(\w+)")
 # Bases that make a class an `nn.Module` for certain, however the file imported them.
 _MODULE_BASES = frozenset({"Module", "nn.Module", "torch.nn.Module", "LightningModule", "pl.LightningModule"})
 

@@ -1131,3 +1131,71 @@ def test_an_attribute_made_where_the_objects_tensors_are_is_no_device_one():
             "        return self.count + hits\n")
     assert tdv201(code) == []
     assert tdv201(code.replace("device=device", "device=self.device")) == [(8, 20, "TDV201")]
+
+
+def test_a_method_forward_also_calls_runs_on_the_moved_module():
+    # `build` runs a dry pass through `sample` while the module is built, but forward calls
+    # `sample` at every step too: there the CPU one-hot meets the moved module's outputs
+    code = """\
+import torch
+import torch.nn as nn
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.build()
+    def build(self):
+        self.enc = nn.Linear(2, 2)
+        self.sample(self.enc(torch.zeros(1, 2)))
+    def forward(self, x):
+        return self.sample(self.enc(x))
+    def sample(self, alpha):
+        _, idx = torch.max(alpha, dim=1)
+        one_hot = torch.zeros(alpha.size())
+        one_hot.scatter_(1, idx.view(-1, 1).data, 1)
+        return one_hot
+"""
+    assert tdv201(code) == [(14, 18, "TDV201")]
+    assert tdv201(code.replace("        return self.sample(self.enc(x))\n", "        return self.enc(x)\n")) == []
+
+
+def test_a_comparison_with_an_input_is_a_tensor_where_it_is():
+    code = """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def inference(self, memory):
+        done = torch.ones(memory.size(0), 1).bool()
+        while True:
+            out, gate = self.decode(memory)
+            done = done * (torch.sigmoid(gate.data) < self.threshold)
+            if torch.all(~done):
+                break
+        return out
+"""
+    assert tdv201(code) == [(5, 15, "TDV201")]
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("torch.max(torch.zeros(x.shape), x - eps)", [(4, 21)]),  # elementwise, across devices
+    ("torch.min(x + eps, torch.ones(x.shape))", [(4, 30)]),
+    ("max(torch.zeros(1).item(), eps)", []),  # Python's max of numbers
+    ("torch.max(torch.zeros(x.shape))", []),  # a reduction of the new tensor alone
+])
+def test_torch_max_and_min_of_two_tensors_compare_elementwise(call, expected):
+    code = f"import torch\n\ndef box(x: torch.Tensor, eps: float):\n    return {call}\n"
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+def test_the_parts_of_an_input_unpacked_in_a_loss_are_the_callers_tensors():
+    code = """\
+import torch
+class MixtureLoss:
+    def nll(self, x, y):
+        log_pi, mu = x
+        table = torch.zeros(mu.shape[0], log_pi.shape[-1])
+        table[0, 0] = 1.0
+        return -(table + log_pi).sum()
+"""
+    assert tdv201(code) == [(5, 16, "TDV201")]
+    # in a plain helper an unpacked part proves nothing by itself
+    assert tdv201(code.replace("MixtureLoss", "Mixture")) == []

@@ -16,6 +16,8 @@ after them on the way up) and keeps one `FunctionOrigins` per function being wal
 - *derived*: locals computed from the inputs (`x_cov = torch.cov(x.T)`,
   `y = batch["y"]`), other than for a size or on the host (`x.shape[0]`, `x.cpu()`):
   a tensor among them lives where the inputs live;
+- *input_parts*: in device-sensitive code, the names an input is unpacked into
+  (`log_pi, mu, sigma = x`): the caller's tensors, as the input is;
 - *made_here*: locals computed from tensors the function made itself;
 - *on_device*: names known to hold a tensor (or module, moved in place) on a device
   chosen at run time: `x.to(device)`, `torch.zeros(n, device=d)`, `x.cuda()`, and what is
@@ -122,6 +124,7 @@ class FunctionOrigins:
     params: List[str] = field(default_factory=list)
     inputs: Set[str] = field(default_factory=set)  # parameters that may hold the caller's tensors
     derived: Set[str] = field(default_factory=set)
+    input_parts: Set[str] = field(default_factory=set)  # unpacked from an input in sensitive code
     made_here: Set[str] = field(default_factory=set)
     on_device: Set[str] = field(default_factory=set)
     device_names: List[str] = field(default_factory=list)
@@ -324,6 +327,11 @@ class TensorOrigins:
                 # `values, idx = torch.unique(x, return_inverse=True)`: each part as the whole
                 for element in target.target.elements:
                     self._bind(element.value, node.value, node)
+                frame = self.current
+                if frame.sensitive and isinstance(node.value, cst.Name) and node.value.value in frame.inputs:
+                    # `log_pi, mu, sigma = x` in a loss: the parts of the caller's input, as it is
+                    frame.input_parts.update(e.value.value for e in target.target.elements
+                                             if isinstance(e.value, cst.Name))
             else:
                 self._bind(target.target, node.value, node)
 
@@ -372,6 +380,7 @@ class TensorOrigins:
         if not isinstance(target, cst.Name):
             return
         frame, name = self.current, target.value
+        frame.input_parts.discard(name)
         arms = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
         if any(self._is_cuda_type(arm) for arm in arms):
             self._cuda_types.add(name)
@@ -464,6 +473,7 @@ class TensorOrigins:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
         `torch.zeros(n, device=device)`, `x.type(Tensor)` and `Tensor(...)` of a CUDA type
         chosen where CUDA is there, or a local name bound to one."""
+        node = _same_tensor(node)
         if moves_to_cpu(node):
             return False  # `mask.cpu()`: host-side work on purpose
         if isinstance(node, cst.Call) and node.args:
@@ -519,8 +529,13 @@ class TensorOrigins:
         device-sensitive code also an input (`x` of `forward(self, x)`), and in a helper an
         input known to be a tensor (`x: Tensor`, `x.size(0)`). `proven`: where `node` is
         used says it is a tensor (the index of `t.scatter_(1, labels.view(-1, 1), 1)`)."""
+        node = _same_tensor(node)
         if self.is_on_device(node):
             return True
+        if isinstance(node, cst.Comparison):
+            # `torch.sigmoid(gate) < threshold`: a tensor where a compared tensor is
+            return self.is_input_tensor(node.left, proven) \
+                or any(self.is_input_tensor(target.comparator, proven) for target in node.comparisons)
         if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, _NOT_ELEMENTWISE):
             # `(1 - eps) * F.one_hot(labels, n)`: a tensor where either operand is one, whatever
             # the other (a number); the left operand alone shows nothing (`eps`, `stride`)
@@ -540,7 +555,7 @@ class TensorOrigins:
         if not isinstance(node, cst.Name) or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         # a local computed from the inputs, known to be a tensor, is where they are
-        if node.value not in frame.inputs and not (
+        if node.value not in frame.inputs and node.value not in frame.input_parts and not (
                 node.value in frame.derived and (proven or self.ctx.kinds.is_tensor(node))):
             return False
         return frame.sensitive or (frame.helper and not frame.moves_inputs
@@ -597,8 +612,21 @@ def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
             node = node.func.value  # (`labels.type(torch.long)` stays where labels are)
         elif isinstance(node, cst.BinaryOperation):
             return tensor_expression_root(node.left, resolve) or tensor_expression_root(node.right, resolve)
+        elif isinstance(node, cst.Attribute) and node.attr.value in _SAME_TENSOR_ATTRIBUTES:
+            node = node.value  # `gate.data`, `w.T`
         else:
             return None
+
+
+# Attributes of a tensor that are a tensor on its device: `x.data`, `w.T`.
+_SAME_TENSOR_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
+
+
+def _same_tensor(node: cst.CSTNode) -> cst.CSTNode:
+    """`x` of `x.data`, `x.T.data`: what decides where the tensor is."""
+    while isinstance(node, cst.Attribute) and node.attr.value in _SAME_TENSOR_ATTRIBUTES:
+        node = node.value
+    return node
 
 
 class _SizeOrHost(str):

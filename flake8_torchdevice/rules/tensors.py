@@ -320,7 +320,8 @@ class FactoryWithoutDevice(Rule):
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         frame = self._classes.pop()
         info = self.ctx.current_class
-        init_time = info.init_time_methods() if info is not None else set()
+        # (a method forward also calls runs on the moved module, whatever __init__ calls)
+        init_time = info.construction_only_methods() if info is not None else set()
         for key, partner in frame.init_tensors_met.items():
             if info is not None and self._stays_as_made(info, key[5:]):
                 self._report(frame.init_tensors[key], partner)
@@ -688,8 +689,9 @@ class FactoryWithoutDevice(Rule):
             if outputs is not None and self.ctx.origins.is_input_tensor(outputs):
                 self._partner = outputs
                 return BAD
-        if callee in NEUTRAL_CALLEES or callee in FACTORIES:
-            return NEUTRAL
+        if (callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(self.ctx.resolve(call.func)))) \
+                or callee in FACTORIES:
+            return NEUTRAL  # (Python's `max(a, b)`; `torch.max(t, x - eps)` compares elementwise)
         if keyword(call, "device") is not None and (self.ctx.resolve(call.func) or "").startswith("torch."):
             return MOVED  # `torch.sparse_csr_tensor(crow, col, values, device=device)` puts its parts there
         if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
