@@ -680,3 +680,29 @@ def test_module_handed_in_and_converted_in_init_is_not_built_there():
             "        self.model = DDP(self.model, device_ids=[rank])\n"
             "        self.copy = DDP(self.copy, device_ids=[rank])\n")
     assert tdv401(code) == []
+
+
+OTHER_ARM = """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(cfg, device, rank{params}):
+{build}    if cfg.ddp:
+{build_in_arm}        model = DDP(model{ids})
+    else:
+        model = {other}
+    return model
+"""
+
+
+@pytest.mark.parametrize("params, build, build_in_arm, ids, other, reported", [
+    # the scope moves the module on its other path: on the DDP path it forgot to
+    (", model", "", "", ", device_ids=[rank]", "model.to(device)", True),
+    ("", "    model = build(cfg)\n", "", ", device_ids=[rank]", "model.to(device)", True),
+    ("", "", "        model = build(cfg)\n", ", device_ids=[rank]", "build(cfg).to(device)", True),
+    # without device_ids a CPU module is plain CPU training; moved on neither path, unknown
+    ("", "", "        model = build(cfg)\n", "", "build(cfg).to(device)", False),
+    (", model", "", "", ", device_ids=[rank]", "model", False),
+])
+def test_a_module_the_scope_moves_only_on_its_other_path(params, build, build_in_arm, ids, other, reported):
+    code = OTHER_ARM.format(params=params, build=build, build_in_arm=build_in_arm, ids=ids, other=other)
+    line = code.splitlines().index(f"        model = DDP(model{ids})") + 1
+    assert tdv401(code) == ([(line, 16, "TDV401")] if reported else [])

@@ -278,7 +278,7 @@ class WrapBeforeMove(Rule):
             self._wrap_data_parallel(node, key, built_here, moved=moved_before)
             return
         # DDP without device_ids on a CPU module is plain CPU training: nothing to move.
-        gpu_intended = any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
+        gpu_intended = _wants_gpus(node)
         message = self._message(qualified)
         fix = _move_before_wrap(self.ctx.stack, key, node, module)
         # A module a helper returned may have been moved there; moving the wrapper right
@@ -291,7 +291,7 @@ class WrapBeforeMove(Rule):
         elif key is not None:
             wrapper = self._assigned_to(node) if built_here or from_helper else None
             scope.note("wraps waiting", list).append(_Wait(node, message, key, wrapper, report_on_move=True,
-                                                           fix=fix))
+                                                           fix=fix, arms=self.ctx.arms()))
 
     def _equality_tests(self) -> List[Tuple[str, FrozenSet[str]]]:
         """The `if` bodies around the node being visited that run for some values of one
@@ -474,6 +474,8 @@ class WrapBeforeMove(Rule):
                 # `model = Net().to(device)` on one arm of an `if`: placement per path
                 # (`scope.moved`) says whether it is on its device at the wrap; the module
                 # the other arms hold is still the one built (or handed in) before
+                if move_target(value) is None:
+                    self._built_moved_elsewhere(key)
                 continue
             if isinstance(value, cst.Call) and not built and move_target(value) is None:
                 from_call.add(key)  # `model = build_detector(cfg)`
@@ -487,6 +489,17 @@ class WrapBeforeMove(Rule):
             else:
                 constructed.discard(key)
                 handed_in.add(key)
+
+    def _built_moved_elsewhere(self, key: str) -> None:
+        """`model = build(n).to(device)` on the other arm of the `if` whose first arm wrapped
+        `model = build(n)` in `DistributedDataParallel(model, device_ids=...)`: this scope
+        moves what the builder returns, so the wrapped module was still on the CPU."""
+        waiting = self.ctx.function_scope().notes.get("wraps waiting") or []
+        arms = self.ctx.arms()
+        for wait in [w for w in waiting if w.report_on_move and w.module == key and exclusive_arms(w.arms, arms)
+                     and _wants_gpus(w.node)]:
+            waiting.remove(wait)
+            self.report(wait.node, wait.message, fix=wait.fix)
 
     def _same_module_as(self, value: cst.BaseExpression) -> Optional[str]:
         """The dotted name of the module `value` returns unmoved: `model`, `model.eval()`,
@@ -555,6 +568,10 @@ class WrapBeforeMove(Rule):
                      or (not w.report_on_move and _inside(w.module, target))]:
             if wait.gone or exclusive_arms(wait.arms, arms):
                 # a path that does not go through the wrap: this scope places the module itself
+                if wait.report_on_move and not to_cpu and target == wait.module and _wants_gpus(wait.node):
+                    waiting.remove(wait)  # (and DDP's path forgot to)
+                    self.report(wait.node, wait.message, fix=wait.fix)
+                    continue
                 wait.elsewhere = wait.elsewhere or (not to_cpu and target in (wait.module, wait.wrapper))
                 continue
             if wait.report_on_move:  # DDP: moved after the wrap, too late
@@ -652,6 +669,12 @@ class WrapBeforeMove(Rule):
         short = qualified.rsplit(".", 1)[-1]
         extra = ", device_ids=[rank]" if qualified in DISTRIBUTED else ""
         return WrapBeforeMove.message.format(name=short, short=short, extra=extra)
+
+
+def _wants_gpus(node: cst.Call) -> bool:
+    """`DistributedDataParallel(m, device_ids=[rank])`: told its devices (without them, a CPU
+    module is plain CPU training)."""
+    return any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
 
 
 def _one_device(node: cst.Call) -> bool:
