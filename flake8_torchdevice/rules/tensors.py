@@ -116,8 +116,9 @@ class FactoryWithoutDevice(Rule):
       back on the CPU wherever the inputs were (filled with numbers, `.item()`, or values
       moved to the CPU first, it is host-side work);
     - in a method of an `nn.Module` that runs after it was built (not `__init__` nor what
-      it calls; a lazy module's `initialize_parameters(self, x)` runs at the first
-      forward): when it is stored in place of one of the module's buffers
+      only it calls: a method that `__init__` runs for a dry pass and `forward` calls too
+      runs on the moved module; a lazy module's `initialize_parameters(self, x)` runs at
+      the first forward): when it is stored in place of one of the module's buffers
       (`self.v = torch.zeros(n)` in `reset_`): `module.to(device)` had moved the buffer;
       when it meets one of the module's parameters or buffers (`self.decay ** torch.arange(n)`),
       which sit wherever the module was moved, with tensor inputs or without; when it is
@@ -167,7 +168,12 @@ class FactoryWithoutDevice(Rule):
     of the caller's tensors. Sizes handed to `repeat`/`view`/`expand` do not mix devices.
     What a function computes from its inputs is followed the same way, through tuple
     unpacking, the items of a loop over them, and torch ops (`values, idx = torch.unique(x, return_inverse=True)`), and a
-    function nested in another closes over its tensors. Parameters annotated the
+    function nested in another closes over its tensors. In device-sensitive code the
+    names an input is unpacked into (`log_pi, mu, sigma = x` in a loss) are the caller's
+    tensors, as the input is; a comparison with a tensor is a tensor where it is
+    (`torch.sigmoid(gate.data) < threshold`), `x.data` and `x.T` are `x`, and
+    `torch.max(a, b)`/`torch.min(a, b)` of two tensors compare them elementwise (Python's
+    `max` of numbers is no use). Parameters annotated the
     jaxtyping way (`x: Float[Tensor, "b n"]`) are tensors; `torch.tensor(v)` of a
     parameter `v` that may be a tensor keeps its device, unless `v`'s annotation says it
     is Python data (`cost: Optional[List[float]]`).

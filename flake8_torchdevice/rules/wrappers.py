@@ -87,7 +87,10 @@ class WrapBeforeMove(Rule):
     helper) that the scope moves to a device on its other paths (`if len(gpus) > 1:
     model = nn.DataParallel(model)` / `else: model = model.to(device)`, or an earlier
     arm that returns `model.to(device)`) is the scope's to place: the `DataParallel`
-    path that leaves it unmoved is reported, even when it returns the wrapper. Two `if`
+    path that leaves it unmoved is reported, even when it returns the wrapper; so is a
+    `DistributedDataParallel(model, device_ids=...)` on a path that leaves unmoved a module
+    the scope moves on another (`if ddp: model = build(n); model = DDP(model, ...)` / `else:
+    model = build(n).to(device)`: the builder returns it on the CPU). Two `if`
     statements that test one name against different constants exclude each other: a
     move under `if kind == "sharded":` does not reach a wrap under `if kind == "ddp" or
     kind == "oss":` (nor does a rebinding there, `model = sharded`).
