@@ -359,10 +359,8 @@ class FactoryWithoutDevice(Rule):
         project = self.ctx.project
         if project is not None and attribute in project.own.moved_attributes.get(info.name, ()):
             return False
-        return all(assignment.method == "__init__" or (
-            isinstance(assignment.value, cst.Call) and assignment.value.func is not None
-            and self.ctx.resolve(assignment.value.func) in FACTORY_NAMES and not self._has_device(assignment.value))
-            for assignment in info.assignments if assignment.name == attribute)
+        return all(assignment.method == "__init__" or self._cpu_factory(assignment.value) is not None
+                   for assignment in info.assignments if assignment.name == attribute)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """`masks = self._prepare(x)`, `a, b = self._prepare(x)` in a module's method: the names
@@ -391,10 +389,16 @@ class FactoryWithoutDevice(Rule):
 
     # ------------------------------------------------------------ events
 
+    def _cpu_factory(self, node: cst.CSTNode) -> Optional[str]:
+        """`zeros` of `torch.zeros(n)`, a factory call told no device; else None."""
+        if not isinstance(node, cst.Call) or self._has_device(node):
+            return None
+        return FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
+
     def visit_Call(self, node: cst.Call) -> None:
-        factory = FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
+        factory = self._cpu_factory(node)
         # in the `else:` arm of a CUDA test every tensor is on the CPU
-        if factory is None or self.ctx.cpu_only or self._has_device(node) or self._default_device_is_set():
+        if factory is None or self.ctx.cpu_only or self._default_device_is_set():
             return
         if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.inputs) and not self._is_bound():
             return  # a 0-dim tensor mixes with any device, except as a clamp bound

@@ -499,8 +499,7 @@ class WrapBeforeMove(Rule):
         moves what the builder returns, so the wrapped module was still on the CPU."""
         waiting = self.ctx.function_scope().notes.get("wraps waiting") or []
         arms = self.ctx.arms()
-        for wait in [w for w in waiting if w.report_on_move and w.module == key and exclusive_arms(w.arms, arms)
-                     and _wants_gpus(w.node)]:
+        for wait in [w for w in waiting if _left_behind(w, key) and exclusive_arms(w.arms, arms)]:
             waiting.remove(wait)
             self.report(wait.node, wait.message, fix=wait.fix)
 
@@ -512,10 +511,8 @@ class WrapBeforeMove(Rule):
         if isinstance(value, cst.Call) and self.ctx.resolve(value.func) in _SAME_MODULE_FUNCTIONS:
             module = first_argument(value, "module")
             return dotted_name(module) if module is not None else None
-        inner = method_call(value, *_SAME_MODULE)
-        if inner is None:
-            return None
-        return dotted_name(inner) if not isinstance(inner, cst.Call) else self._same_module_as(inner)
+        receiver = method_call(_uncast(value), *_SAME_MODULE) if isinstance(value, cst.Call) else None
+        return dotted_name(receiver) if receiver is not None else None
 
     def _builds_on_cpu(self, call: cst.Call) -> bool:
         """`Net(...)`: a class called by its (capitalised) name, unless the class, defined
@@ -571,7 +568,7 @@ class WrapBeforeMove(Rule):
                      or (not w.report_on_move and _inside(w.module, target))]:
             if wait.gone or exclusive_arms(wait.arms, arms):
                 # a path that does not go through the wrap: this scope places the module itself
-                if wait.report_on_move and not to_cpu and target == wait.module and _wants_gpus(wait.node):
+                if not to_cpu and _left_behind(wait, target):
                     waiting.remove(wait)  # (and DDP's path forgot to)
                     self.report(wait.node, wait.message, fix=wait.fix)
                     continue
@@ -672,6 +669,12 @@ class WrapBeforeMove(Rule):
         short = qualified.rsplit(".", 1)[-1]
         extra = ", device_ids=[rank]" if qualified in DISTRIBUTED else ""
         return WrapBeforeMove.message.format(name=short, short=short, extra=extra)
+
+
+def _left_behind(wait: _Wait, moved: str) -> bool:
+    """Is `wait` a `DistributedDataParallel(moved, device_ids=...)` that the scope's move of
+    `moved` on another path shows was given a module not on its device?"""
+    return wait.report_on_move and wait.module == moved and _wants_gpus(wait.node)
 
 
 def _wants_gpus(node: cst.Call) -> bool:
