@@ -244,7 +244,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     def statement_text(statement: ast.stmt) -> str:
         return "".join(lines[statement.lineno - 1:statement.end_lineno])  # type: ignore[attr-defined]
 
-    def visit(body: Sequence[ast.stmt], in_class: object = False) -> None:
+    def visit(body: Sequence[ast.stmt], in_class: bool = False, module_class: bool = False) -> None:
         nonlocal kept_any
         kept: List[ast.AST] = []
         left: List[ast.AST] = []
@@ -253,7 +253,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 if id(node) in whole:
                     kept_any = True  # a rule judges this class whole: nothing in it is stubbed
                 else:
-                    visit(node.body, in_class=not _surely_a_module(node) or "module")
+                    visit(node.body, in_class=True, module_class=_surely_a_module(node))
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -273,7 +273,7 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
             # TDV201 follows that tensor there (not in a module: there it is TDV202's)
             init = next((n for n in kept if n.name == "__init__"), None)
             stored = _self_attributes_set_by_a_trigger(init, triggers, statement_text) \
-                if init is not None and in_class != "module" else set()
+                if init is not None and not module_class else set()
             if stored:
                 reads = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(stored))) + r")\b")
                 kept.extend(n for n in left if reads.search(text_of(n)))

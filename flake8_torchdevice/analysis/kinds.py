@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Pro
 import libcst as cst
 
 from .devices import is_device_name
-from .project import (ARRAY, ARRAY_CALLS, NN_NON_MODULES, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS, returns_tensor,
-                      torch_nn_class)
+from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS,
+                      returns_tensor, torch_nn_class)
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
                      parameter_loop_targets, positional_args, string_value, unpacked_pairs)
 
@@ -69,9 +69,6 @@ TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"
 TO_PYTHON = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "shape", "dtype", "ndim", "__len__",
                        "nelement", "element_size", "stride", "is_cuda", "device", "data_ptr"})
 
-# torch.<name>(...) that make a new tensor from sizes or data.
-FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
-             "linspace", "logspace", "eye", "tensor", "as_tensor")
 # torch.<name>(...) that return a tensor.
 TENSOR_FUNCTIONS = frozenset(FACTORIES) | {
     "from_numpy", "frombuffer", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",

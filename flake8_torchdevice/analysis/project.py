@@ -45,6 +45,9 @@ NOT_TENSOR_RESULTS = frozenset({"numel", "load", "save", "device", "no_grad", "e
 NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_", "_")
 
 
+# torch.<name>(...) that make a new tensor from sizes or data.
+FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+             "linspace", "logspace", "eye", "tensor", "as_tensor")
 # Methods only tensors have (not modules, arrays, lists, dicts or batch objects): a name
 # used with one holds a tensor. Each but the queries of NOT_TENSOR_METHODS returns a tensor.
 TENSOR_ONLY_METHODS = frozenset({
@@ -387,9 +390,7 @@ def _tensor_method_chain(value: ast.AST) -> bool:
     return False
 
 
-_FACTORY_NAMES = frozenset(f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint",
-                                                         "randperm", "arange", "linspace", "logspace", "eye",
-                                                         "tensor", "as_tensor"))
+_FACTORY_NAMES = frozenset(f"torch.{name}" for name in FACTORIES)
 
 
 def _made_on_a_device(summary: FileSummary, value: ast.AST, params: List[str]) -> bool:
