@@ -644,3 +644,29 @@ def test_the_parts_of_a_batch_entry_are_tensors():
             "        X_supp.to(self.device); y_supp.to(self.device)\n        return self.model(X_supp, y_supp)\n"
             "    def other(self, data):\n        names, ids = data['meta']\n        ids.to(self.device)\n")
     assert lint(code, enabled=frozenset({"TDV203"})) == [(4, 8, "TDV203"), (4, 32, "TDV203")]
+
+
+def test_the_parts_of_a_part_of_a_batch_are_tensors():
+    """seq2seq-keyphrase's beam-search evaluation: a batch of two tuples, each unpacked again."""
+    code = ("import torch\ndef evaluate(model, data_loader):\n    for i, batch in enumerate(data_loader):\n"
+            "        one2many, one2one = batch\n        src, trg, _ = one2many\n"
+            "        if torch.cuda.is_available():\n            src.cuda()\n        model(src)\n"
+            "def train(model, loader, device):\n    for inputs, targets in loader:\n        a, b = inputs\n"
+            "        a.to(device)\n        model(a, b)\n")
+    assert tdv203(code) == [(7, 12, "TDV203"), (12, 8, "TDV203")]
+    # a part bound again to something else is no part of the batch any more
+    assert tdv203(code.replace("        a, b = inputs\n", "        inputs = make(inputs)\n        a, b = inputs\n")) \
+        == [(7, 12, "TDV203")]
+
+
+def test_the_outputs_of_a_name_used_as_a_module():
+    """hvqa's evaluation: `model.eval()`, then `preds, rot = model(images)` and bare
+    `preds.to("cpu")`. A name whose `.eval()` or `.parameters()` is called is a module."""
+    code = ("import torch\ndef eval_model(model, loader, device):\n    model.eval()\n"
+            "    for x, y in loader:\n        colour, rot = model(x.to(device))\n        colour.to('cpu')\n")
+    assert tdv203(code) == [(6, 8, "TDV203")]
+    script = ("import torch\nmodel = build()\nmodel.eval()\nfor x, y in loader:\n"
+              "    colour, rot = model(x)\n    colour.to('cpu')\n")
+    assert tdv203(script) == [(6, 4, "TDV203")]
+    # a trainer's `.train()` says nothing: what it returns may move in place
+    assert tdv203(code.replace("model.eval()", "model.train()")) == []

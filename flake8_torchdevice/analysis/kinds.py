@@ -105,6 +105,11 @@ TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "im
 MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
                             "requires_grad_", "apply", "type", "to_empty", "share_memory"})
 
+# Methods of a module that other objects seldom have (a trainer has `.train()`, an optimizer
+# `.zero_grad()` but is never called on tensors).
+_MODULE_ONLY_METHODS = frozenset({"eval", "parameters", "named_parameters", "buffers", "named_buffers",
+                                  "modules", "named_modules", "children", "named_children"})
+
 # torch.<op>(sequence of tensors): its items are tensors.
 _SEQUENCE_OPS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concatenate", "stack", "hstack",
                                                        "vstack", "dstack"))
@@ -196,6 +201,9 @@ class ScopeKinds:
     names: Dict[str, Optional[str]] = field(default_factory=dict)  # name or dotted name -> kind
     tensor_uses: Set[str] = field(default_factory=set)  # names used with a tensor-only method
     batches: Set[str] = field(default_factory=set)  # `batch` of `for batch in loader:`
+    # the parts a batch was unpacked into (`inputs, targets = batch`), themselves unpacked again
+    # into tensors (`src, trg, _ = inputs` of a batch of tuples)
+    batch_parts: Set[str] = field(default_factory=set)
     fixed: Set[str] = field(default_factory=set)  # names bound to a fixed-device tensor
     made: Set[str] = field(default_factory=set)  # names bound to a tensor made here, on any device
     loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
@@ -207,6 +215,8 @@ class ScopeKinds:
     # has `.to()` (modules, batches and PyG graphs do no arithmetic and have no such methods)
     array_like: Set[str] = field(default_factory=set)
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
+    # names used as a module: `model.eval()`, `model.parameters()` (not `.train()`: trainers have one)
+    module_uses: Set[str] = field(default_factory=set)
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
     keyed_by: Dict[str, Set[str]] = field(default_factory=dict)  # `key` -> the items `d[key]` in `names`
     # name -> the class it was built from: `stopper = EarlyStopping(...)` -> `EarlyStopping`
@@ -650,8 +660,10 @@ class ValueKinds:
         if isinstance(target, cst.Name):
             facts.names[target.value] = kind
             facts.batches.discard(target.value)
+            facts.batch_parts.discard(target.value)
             facts.instances.pop(target.value, None)
             for other in (facts.loaders, facts.tensor_loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs,
+                          facts.module_uses,
                           facts.array_like):
                 other.discard(target.value)
             for key in facts.keyed_by.pop(target.value, ()):
@@ -757,8 +769,13 @@ class ValueKinds:
                 # has `.to()` among the parts of a model's output is a tensor): tensors;
                 # anything else unknown
                 value = node.value
-                self.bind(target_node, TENSOR if self._is_loader_batch(value) or (
+                of_a_batch = self._is_loader_batch(value) or (isinstance(value, cst.Name)
+                                                               and self._in_set(value.value, "batch_parts"))
+                self.bind(target_node, TENSOR if of_a_batch or (
                     isinstance(value, cst.Call) and self._is_known_module(value.func)) else None)
+                if of_a_batch:
+                    self.facts().batch_parts.update(
+                        e.value.value for e in target_node.elements if isinstance(e.value, cst.Name))
             else:
                 self._bind_value(target_node, node.value)
 
@@ -823,6 +840,7 @@ class ValueKinds:
         its parts are tensors."""
         if isinstance(target, (cst.Tuple, cst.List)):
             self.bind(target, TENSOR)
+            self.facts().batch_parts.update(e.value.value for e in target.elements if isinstance(e.value, cst.Name))
             return
         self.bind(target, None)
         if isinstance(target, cst.Name):
@@ -882,6 +900,9 @@ class ValueKinds:
         if (isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY_METHODS or _takes_dim(node))
                 and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")):
             self.facts().tensor_uses.add(func.value.value)  # (`self.norm(...)` calls a module's method)
+        elif isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and not node.args \
+                and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls"):
+            self.facts().module_uses.add(func.value.value)
         qualified = self.ctx.resolve(func) or ""
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES:
             # `torch.zeros(*x.shape)`: sized like x, an array
@@ -911,7 +932,7 @@ class ValueKinds:
                     self.facts().module_inputs.add(arg.value.value)
 
     def _is_known_module(self, func: cst.CSTNode) -> bool:
-        if self.kind_of(func) == MODULE:
+        if self.kind_of(func) == MODULE or (isinstance(func, cst.Name) and self._in_set(func.value, "module_uses")):
             return True
         attribute = self.self_attribute(func)
         return attribute is not None and self.attribute_kind(*attribute) == MODULE
