@@ -1320,3 +1320,44 @@ def test_a_trainers_init_tensor_gets_the_device_its_init_set():
             def act(self, policy):
                 return policy(self.state * self.mask.unsqueeze(1))
         """)
+
+
+def test_201_a_legacy_constructor_is_moved_and_runs_on_the_emulated_gpu(tmp_path):
+    """`torch.Tensor([...], device="cuda")` raises ("legacy constructor expects device type:
+    cpu"): the fix moves the new tensor where the input is. The original fails on the
+    emulated GPU, the fixed program runs there."""
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.fc(x)
+                return torch.max(h, torch.Tensor([1e-6])) * torch.FloatTensor(h.shape[0], 1).fill_(2.0)
+
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        print(Policy().to(device)(torch.randn(2, 4, device=device)).device)
+        """)
+    text = fixed(code)
+    assert text == code.replace("torch.Tensor([1e-6])", "torch.Tensor([1e-6]).to(x.device)").replace(
+        "torch.FloatTensor(h.shape[0], 1)", "torch.FloatTensor(h.shape[0], 1).to(x.device)")
+    env = {"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)}
+    script = tmp_path / "policy.py"
+    for program, expected in ((code, 1), (text, 0)):
+        script.write_text(program)
+        done = subprocess.run([sys.executable, "-m", "flake8_torchdevice.emulate", str(script)], capture_output=True,
+                              text=True, env=env, timeout=300)
+        assert done.returncode == expected, done.stderr[-2000:]
+        if expected:
+            assert "Expected all tensors to be on the same device" in done.stderr
+        else:
+            assert done.stdout == "cuda:0\n"

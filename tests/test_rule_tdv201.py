@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import lint
+from flake8_torchdevice.engine import Options, lint_source
 from flake8_torchdevice.rules import select_codes
 
 ONLY = frozenset({"TDV201"})
@@ -1201,3 +1202,210 @@ class MixtureLoss:
     assert tdv201(code) == [(5, 16, "TDV201")]
     # in a plain helper an unpacked part proves nothing by itself
     assert tdv201(code.replace("MixtureLoss", "Mixture")) == []
+
+
+# ---------------------------------------------------------------- legacy constructors
+LEGACY_REPORTED = {
+    # deep_rl's Tsallis entropy: a 1-element CPU floor for a GPU input (not 0-dim: it fails)
+    "a legacy constructor's data in torch.max with the input": (
+        forward("safe_x = torch.max(x, torch.Tensor([1e-6]))\nreturn safe_x"), [(5, 30)]),
+    "a typed legacy constructor's size in arithmetic with the input": (
+        forward("return x * torch.FloatTensor(x.shape[0], 1).fill_(0.5)"), [(5, 19)]),
+    "a legacy constructor of zero, which is data [0.0], not a size": (
+        forward("return x + torch.Tensor([0])"), [(5, 19)]),
+}
+
+
+@pytest.mark.parametrize("code, expected", LEGACY_REPORTED.values(), ids=list(LEGACY_REPORTED))
+def test_legacy_constructors_make_cpu_tensors(code, expected):
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+LEGACY_NOT_REPORTED = {
+    "an empty placeholder": forward("e = torch.Tensor()\nreturn torch.cat([e, x])"),
+    "a placeholder of size 0": forward("return torch.cat([torch.Tensor(0), x])"),
+    "moved before it is used": forward("return x + torch.Tensor([0.5]).to(x.device)"),
+    # lpips: a Variable is its tensor, moved under the module's GPU flag
+    "wrapped in a Variable and moved under a GPU flag": forward(
+        "v = Variable(torch.Tensor((x.sum().item(),)))\nif self.use_gpu:\n    v = v.cuda()\nreturn v"),
+    # a class annotation and an isinstance test are no calls
+    "the class named, not called": forward("assert isinstance(x, torch.Tensor)\nreturn x"),
+}
+
+
+@pytest.mark.parametrize("code", LEGACY_NOT_REPORTED.values(), ids=list(LEGACY_NOT_REPORTED))
+def test_legacy_constructors_not_reported(code):
+    assert tdv201(code.replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n", 1)) == []
+
+
+def test_legacy_constructor_remedy_moves_it():
+    """`torch.FloatTensor(..., device="cuda")` raises: the remedy moves the tensor instead."""
+    found = lint_source(forward("return x * torch.FloatTensor(x.shape[0], 1)"), "t.py",
+                        Options(enabled=ONLY))
+    assert [f.message.split("; ")[1] for f in found] == ["move it: .to(x.device)"]
+
+
+# ---------------------------------------------------------------- round 12: shapes seen on unseen code
+def test_a_part_of_the_module_named_like_a_class_computes_on_its_device():
+    """TUD_RL's LSTMRecDQN: `self.LSTM_outer(x_tilde)` is a layer, not a constructor that
+    would register its argument."""
+    code = forward("h = torch.zeros((x.shape[0], 3, 128))\nout, _ = self.LSTM_outer(h)\nreturn out")
+    assert tdv201(code) == [(5, 12, "TDV201")]
+    # a class of the file called with it may register it
+    assert tdv201(code.replace("self.LSTM_outer(h)", "LSTMState(h)")) == []
+
+
+def test_a_batch_generator_yields_its_parts_placed_one_by_one():
+    """pytorch/examples' ddp_rpc: indices stay on the CPU for a remote embedding, the
+    target goes to the trainer's GPU."""
+    code = """\
+import torch
+def batches(rank):
+    for _ in range(10):
+        indices = torch.LongTensor(8).random_(0, 100)
+        target = torch.LongTensor(4).random_(8).to(rank)
+        yield indices, target
+"""
+    assert tdv201(code) == []
+    # returned side by side, they are one result, as yolov5's stats tuples are
+    assert tdv201(code.replace("yield", "return")) == [(4, 18, "TDV201")]
+
+
+def test_after_an_early_return_on_cuda_the_rest_runs_without_it():
+    """dino's PCA.apply: `if x.is_cuda: ... return`, then the CPU path."""
+    code = """\
+import torch
+class PCA:
+    def apply(self, x: torch.Tensor):
+        if x.is_cuda:
+            return torch.mm(torch.cuda.FloatTensor(self.dvt), x.t()).t()
+        return torch.mm(torch.FloatTensor(self.dvt), x.t()).t()
+"""
+    assert tdv201(code) == []
+    # without the early return both paths meet the CPU tensor
+    assert tdv201(code.replace("            return torch.mm(torch.cuda", "            y = torch.mm(torch.cuda")) \
+        == [(6, 24, "TDV201")]
+
+
+def test_integer_arithmetic_indexing_a_new_tensor_is_no_mask():
+    """pix2pixHD's UI model: `idx[i * bw, 2] = ...` with a brush width `bw`."""
+    code = forward("idx = torch.zeros(9, 4).long()\nfor i in range(3):\n    idx[i * x, 2] = i\n"
+                   "return idx.cuda()")
+    assert tdv201(code) == []
+    assert tdv201(forward("idx = torch.zeros(9, 4)\nreturn idx[x > 0]")) == [(5, 14, "TDV201")]
+
+
+def test_a_moved_storage_copies_what_it_is_given():
+    """a2c's RolloutStorage: `rollouts.to(device)`, then `rollouts.insert(obs, value, masks)`."""
+    code = """\
+import torch
+def train(actor_critic, rollouts, envs, device):
+    rollouts.to(device)
+    actor_critic.to(device)
+    for step in range(5):
+        value, action = actor_critic.act(rollouts.obs[step])
+        obs, reward, done, infos = envs.step(action)
+        masks = torch.FloatTensor([[0.0] if d else [1.0] for d in done])
+        rollouts.insert(obs, action, value, reward, masks)
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("rollouts.insert", "rollouts.evaluate")) == [(8, 16, "TDV201")]
+
+
+def test_an_index_for_a_method_of_another_new_cpu_tensor():
+    """YOLOv4's region loss: `torch.Tensor(anchors).view(...).index_select(1, torch.LongTensor([0]))`,
+    all on the CPU, then `.cuda()`."""
+    code = forward("w = torch.Tensor(self.anchors).view(5, 2).index_select(1, torch.LongTensor([0])).cuda()\n"
+                   "return x * w")
+    assert tdv201(code) == []
+
+
+def test_a_cuda_type_chosen_where_cuda_is_there_moves_it_inside_a_variable():
+    """PyTorch-GAN's MUNIT: `Variable(torch.randn(n, d).type(Tensor))`."""
+    code = """\
+import torch
+from torch.autograd import Variable
+cuda = torch.cuda.is_available()
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+for x in loader:
+    x = Variable(x.type(Tensor))
+    style = Variable(torch.randn(x.size(0), 8).type(Tensor))
+    out = x * style
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace(".type(Tensor))\n    out", ")\n    out")) == [(7, 21, "TDV201")]
+
+
+def test_a_distribution_computes_on_the_tensors_it_was_given():
+    """rlkit's TanhNormal and s-vae's VonMisesFisher: `__init__` keeps the caller's
+    tensors, `rsample()` mixes CPU noise or bounds with them."""
+    code = """\
+import torch
+from torch.distributions import Distribution, Normal
+class TanhNormal(Distribution):
+    def __init__(self, normal_mean, normal_std, epsilon=1e-6):
+        self.normal_mean = normal_mean
+        self.normal_std = normal_std
+        self.epsilon = epsilon
+    def rsample(self):
+        noise = Normal(torch.zeros(self.normal_mean.size()), torch.ones(self.normal_std.size())).sample()
+        return torch.tanh(self.normal_mean + self.normal_std * noise)
+    def clipped(self):
+        return torch.max(torch.Tensor([0.0]), self.normal_std - 10)
+"""
+    assert tdv201(code) == [(9, 23, "TDV201"), (9, 61, "TDV201"), (12, 25, "TDV201")]
+    found = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert found[-1].message.endswith("move it: .to(self.normal_std.device)")
+    # a plain class holding the same tensors says nothing of where its methods run
+    assert tdv201(code.replace("(Distribution)", "")) == []
+    # what the distribution made itself, not handed in, is no partner (line 12); met with what
+    # it was handed (line 10), it is reported where it was made
+    made = code.replace("self.normal_std = normal_std", "self.normal_std = torch.ones(3)")
+    assert tdv201(made) == [(6, 26, "TDV201"), (9, 23, "TDV201"), (9, 61, "TDV201")]
+
+
+def test_a_helper_that_turns_its_tensors_into_arrays_without_cpu_runs_on_the_cpu():
+    """pytorch-cnn-visualizations' backprop classes: `.numpy()` of the gradients a hook kept,
+    with no `.cpu()`, raises for a GPU tensor: the method works on the CPU by design, and its
+    CPU seed gradient is right there."""
+    code = """\
+import torch
+class VanillaBackprop:
+    def generate_gradients(self, input_image, target_class):
+        model_output = self.model(input_image)
+        one_hot_output = torch.FloatTensor(1, model_output.size()[-1]).zero_()
+        one_hot_output[0][target_class] = 1
+        model_output.backward(gradient=one_hot_output)
+        return self.gradients.data.numpy()[0]
+"""
+    assert tdv201(code) == []
+    # with `.cpu()` the host copy works anywhere, and says nothing of where the method runs
+    assert tdv201(code.replace(".data.numpy()", ".data.cpu().numpy()")) == [(5, 25, "TDV201")]
+    # nor does an array of a tensor the method made itself
+    assert tdv201(code.replace("self.gradients.data.numpy()", "torch.zeros(2).numpy()")) == [(5, 25, "TDV201")]
+
+
+def test_an_empty_placeholder_joined_to_a_device_tensor():
+    """ssd-pytorch's predict_all: `bbs = torch.empty(0)`, then `torch.cat((bbs, part))` for
+    each class: `cat` checks the device of every tensor, empty or not."""
+    code = forward("bbs = torch.empty(0)\nfor part in x.unbind(0):\n    bbs = torch.cat((bbs, part))\nreturn bbs")
+    assert tdv201(code) == [(5, 14, "TDV201")]
+    assert tdv201(code.replace("torch.cat((bbs, part))", "torch.stack([part, bbs])")) == [(5, 14, "TDV201")]
+    # replaced before it meets anything, or handed to an op that ignores it: no data of its own
+    assert tdv201(code.replace("torch.cat((bbs, part))", "part * 2")) == []
+    assert tdv201(forward("acc = torch.empty(0)\nreturn kernel(x, acc)")) == []
+
+
+def test_an_accumulator_added_to_in_part():
+    """`conf[:k, :k] += batch_conf`: the in-place add of a device tensor into a CPU one fails."""
+    code = forward("conf = torch.zeros(10, 10)\nk = x.shape[0]\nconf[:k, :k] += x.sum(0)\nreturn float(conf.trace())")
+    assert tdv201(code) == [(5, 15, "TDV201")]
+    assert tdv201(code.replace("+= x.sum(0)", "+= x.sum(0).item()")) == []
+
+
+def test_a_cpu_tensor_handed_to_a_drawing_function():
+    """kornia's ObjectDetector.draw: `draw_rectangle(out_img, torch.Tensor([[box]]))` reads the
+    boxes on the host (`.tolist()`) and writes slices of the image: no device mix."""
+    code = forward("box = torch.Tensor([[[1.0, 2.0, 3.0, 4.0]]])\nreturn draw_rectangle(x, box)")
+    assert tdv201(code) == []
+    assert tdv201(code.replace("draw_rectangle", "blend_rectangle")) == [(5, 14, "TDV201")]

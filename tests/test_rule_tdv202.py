@@ -761,3 +761,30 @@ def test_a_tensor_computed_from_an_object_the_caller_handed_in(value, expected):
     """LightGCN (held-out set 11): `self.Graph = self.dataset.getSparseGraph().coalesce()` in a
     method `__init__` calls; `Recmodel.to(device)` leaves the graph on the CPU for `torch.sparse.mm`."""
     assert tdv202(HANDED_IN.format(value=value)) == expected
+
+
+def test_a_helper_computing_from_a_tensor_made_for_the_module():
+    """KimRass's DDPM: `self.alpha_bar = self._get_alpha_bar(self.alpha)`, the helper a
+    `torch.cumprod` of its argument, `self.alpha` made from a schedule in `__init__`."""
+    code = """\
+import torch
+import torch.nn as nn
+def schedule(n):
+    return torch.linspace(1e-4, 0.02, n)
+class DDPM(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.beta = schedule(n)
+        self.alpha = 1 - self.beta
+        self.alpha_bar = self._get_alpha_bar(self.alpha)
+    def _get_alpha_bar(self, alpha):
+        return torch.cumprod(alpha, dim=0)
+    def forward(self, x, t):
+        return x * self.alpha_bar[t]
+"""
+    assert lint(code, enabled=frozenset({"TDV202"})) == [(10, 8, "TDV202")]
+    # computed from what the caller handed in, it is the caller's tensor: TDV202 asks more then
+    # (what stays reported is `self.alpha`, now kept only for the module's users)
+    handed = code.replace("def __init__(self, n):", "def __init__(self, n, alpha):").replace(
+        "self._get_alpha_bar(self.alpha)", "self._get_alpha_bar(alpha)")
+    assert lint(handed, enabled=frozenset({"TDV202"})) == [(9, 8, "TDV202")]

@@ -375,6 +375,13 @@ class GuardModel:
                        for small in statement.body)
         return False
 
+    def is_early_cuda_exit(self, statement: cst.If) -> bool:
+        """`if x.is_cuda: return kernel(x)`, `if use_cuda: ...; return`: what follows in the
+        block only runs without CUDA (the mirror of `is_early_exit_guard`)."""
+        statements = block_statements(statement.body)
+        return statement.orelse is None and self.cuda_polarity(statement.test) > 0 \
+            and bool(statements) and is_exit_statement(statements[-1])
+
     def makes_module_cuda_only(self, statement: cst.CSTNode) -> bool:
         """A statement at the top of a module (before its first function or class) that
         stops the import without CUDA: `if not torch.cuda.is_available(): raise ...`,

@@ -6,7 +6,8 @@ after them on the way up) and keeps one `FunctionOrigins` per function being wal
 
 - the function's *role*: device-sensitive code (`sensitive`: methods of an `nn.Module`
   that run after it is built, `forward`/`backward` of a `torch.autograd.Function`,
-  methods of loss/metric classes, functions named like a
+  methods of loss/metric classes, methods of `torch.distributions` subclasses, whose
+  `self.<attr>` handed to `__init__` are on the caller's device, functions named like a
   loss, metric or sampling step, functions nested in one of them) or a plain *helper*
   that receives tensors (any other function or method of a class that is not a module
   or a data pipeline); builders, `__init__`-time methods and data pipelines are
@@ -237,7 +238,11 @@ class TensorOrigins:
         device_names = [p for p in params if is_device_name(p)]
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
         sensitive, method_name = False, None
-        if not inputs or is_init_time_name(name, info) or (
+        handed_in = self._handed_to_a_distribution(info, name, node)
+        if handed_in is not None:
+            # `rsample(self)` of a `Distribution`: it computes on the tensors `__init__` was given
+            sensitive, method_name = True, name
+        elif not inputs or is_init_time_name(name, info) or (
                 _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
             pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)
         elif info is not None and name in _AUTOGRAD_METHODS and self._is_autograd_function(info):
@@ -259,6 +264,7 @@ class TensorOrigins:
             device_names = outer.device_names + device_names
         frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
                                 inputs=inputs, device_names=device_names)
+        frame.on_device.update(handed_in or ())
         frame.module_runtime = info is not None and info.is_module and not info.is_init_time(name) \
             and not is_static_or_class_method(node)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
@@ -276,6 +282,18 @@ class TensorOrigins:
         destination = first_argument(move, "device")
         root = root_name(destination) if destination is not None else None
         return root is not None and root != name and root in self.current.inputs and not is_device_name(root)
+
+    def _handed_to_a_distribution(self, info: Any, name: str, node: cst.FunctionDef) -> Optional[Set[str]]:
+        """In a method of a `torch.distributions` subclass (TanhNormal, VonMisesFisher) other
+        than `__init__`: the `self.<attr>` that `__init__` set to what it was handed
+        (`self.loc = loc`), which are on the caller's device. None elsewhere."""
+        if info is None or name == "__init__" or is_static_or_class_method(node) or not any(
+                (self.ctx.resolve(base.value) or "").startswith("torch.distributions.") for base in info.node.bases):
+            return None
+        init = info.methods.get("__init__")
+        given = set(parameter_names(init)[1:]) if init is not None else set()
+        return {f"self.{a.name}" for a in info.assignments
+                if a.method == "__init__" and isinstance(a.value, cst.Name) and a.value.value in given}
 
     def _is_autograd_function(self, info: Any) -> bool:
         """`class Limiter(torch.autograd.Function)`: a custom op, however `Function` was imported."""

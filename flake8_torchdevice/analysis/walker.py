@@ -140,6 +140,7 @@ class _Block:
 
     exit_guards: int = 0  # `if not torch.cuda.is_available(): return` / `assert ...` above here
     mark_guards: int = 0  # `pytestmark = skipif(no CUDA)`: reaches into functions too
+    cpu_exits: int = 0  # `if x.is_cuda: return kernel(x)` above here: the rest runs without CUDA
 
 
 class Analyzer(cst.CSTVisitor):
@@ -554,6 +555,10 @@ class Analyzer(cst.CSTVisitor):
                 if len(self._blocks) == 1 and not self._module_defined \
                         and self.guards.makes_module_cuda_only(original_node):
                     self.cuda_only_module = True  # the import raises without CUDA
+            elif kind == "If" and id(original_node) not in self._elif_ids \
+                    and self.guards.is_early_cuda_exit(original_node):
+                self._blocks[-1].cpu_exits += 1
+                self.cpu_only_depth += 1
             elif kind == "SimpleStatementLine" and self.guards.is_module_mark_guard(original_node):
                 self._blocks[-1].mark_guards += 1
                 self.guard_depth += 1
@@ -573,6 +578,7 @@ class Analyzer(cst.CSTVisitor):
         block = self._blocks.pop()
         self._exit_guards -= block.exit_guards
         self.guard_depth -= block.exit_guards + block.mark_guards
+        self.cpu_only_depth -= block.cpu_exits
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         if attribute not in _GUARDING_ATTRIBUTES:  # most of them (whitespace, names, ...): called for every node

@@ -28,11 +28,14 @@ from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
                                self_attribute_key, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_FUNCTIONS,
-                              TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, changes_dtype_only,
+                              TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               subscript_key, tensor_operands)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
+# The legacy constructors (`torch.Tensor([0.5])`, `torch.LongTensor(n)`) make CPU tensors too,
+# and take no CUDA device: `device="cuda"` raises, the fix moves their result instead.
+LEGACY_CONSTRUCTORS = {f"torch.{name}": name for name in LEGACY_TENSOR_TYPES}
 # Factories with an `x.new_<name>(...)` twin that inherits x's device and dtype.
 NEW_TWINS = {"zeros", "ones", "empty", "full", "tensor"}
 
@@ -80,16 +83,20 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Reports `torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`, `randint`,
     `randperm`, `arange`, `linspace`, `logspace`, `eye`, `tensor` and `as_tensor`
-    called without `device=` when the CPU tensor they make meets tensors that live
-    on the model's device:
+    called without `device=`, and the legacy constructors (`torch.Tensor([1e-6])`,
+    `torch.FloatTensor(n, 1)`, `torch.LongTensor(...)`), which make CPU tensors too,
+    when the CPU tensor they make meets tensors that live on the model's device:
     - in device-sensitive code, i.e. code that receives tensors and computes on
       them: methods of an `nn.Module` subclass (`forward` above all), the static
       `forward` and `backward` of a custom `torch.autograd.Function`, methods of
-      classes named like a loss, metric or criterion, and functions named like a
+      classes named like a loss, metric or criterion, methods of a
+      `torch.distributions` subclass (on the tensors its `__init__` was handed:
+      `self.loc` of `self.loc = loc`), and functions named like a
       loss, metric, accuracy or sampling step, when they have parameters that may
       hold tensors. There the tensor is reported when it is combined with a tensor
       argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
-      outside `torch`, added into something with `+=`, or returned from `forward`
+      outside `torch` or to a part of the module (`self.LSTM_outer(h)`), added into
+      something with `+=`, or returned from `forward`
       or a loss, or its device handed to a move (`p = ... if pt else torch.zeros(1)`, then
       `x.to(p.device)`: the CPU decides where the input goes); functions nested in
       `forward` close over its tensors and count too;
@@ -136,7 +143,8 @@ class FactoryWithoutDevice(Rule):
       `x.type(Tensor)` or `Tensor(...)` for `Tensor = torch.cuda.FloatTensor if cuda else
       torch.FloatTensor`, and what is computed from one: `model(x)`, `logits.argmax(1)`,
       `pred == y`), also as an accumulator (`correct = torch.zeros(1)`, then
-      `correct += (pred == y).sum()`), as the seed gradient of such outputs
+      `correct += (pred == y).sum()`, also into a part of it: `conf[:k, :k] += batch_conf`),
+      as the seed gradient of such outputs
       (`autograd.grad(d_out, x, torch.ones(n, 1))`), or handed with one to a loss
       (`criterion(preds, torch.ones(n))`);
     - in `__init__` of a class that is no module (a trainer, an agent): when it is kept on
@@ -212,7 +220,8 @@ class FactoryWithoutDevice(Rule):
       inside a `with torch.device(d):` block.
     - The tensor is moved before it is used: `torch.ones(n).to(x.device)`,
       `mask = torch.ones(n)` followed by `mask = mask.to(x.device)` in the same
-      function, `.cuda()`, `.type_as(x)`; or handed to a helper that returns its
+      function, `.cuda()`, `.type_as(x)`, `.type(Tensor)` of a CUDA type chosen where CUDA
+      is there (also inside `Variable(...)`, which is its tensor); or handed to a helper that returns its
       first argument moved (`try_gpu(torch.zeros(3))`, `to_device(torch.arange(n), device)`):
       a function of the file or a method of the class whose return is `t.to(...)` or
       `t.cuda()` of that argument (also beside `return t` under a CUDA test), or such a
@@ -225,7 +234,22 @@ class FactoryWithoutDevice(Rule):
       `x.copy_(t)`, and `torch.broadcast_tensors`, which leaves each tensor where it is.
     - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
       literal data (a tensor keeps its device), placeholders such as `torch.empty(0)` or
-      `torch.empty([0])`, and factories writing into `out=` (the output's device decides).
+      `torch.empty([0])` (or `torch.Tensor()`), unless joined to a device tensor by
+      `torch.cat`/`torch.stack` and their kin, which check every tensor's device, and
+      factories writing into `out=` (the output's device decides).
+    - Code after `if x.is_cuda: ... return` (or `if use_cuda:` ending in `return`,
+      `continue`, `raise`): it runs only without CUDA, as an `else:` arm does.
+    - A tensor handed to a function that draws, shows or writes it (`draw_rectangle(image,
+      boxes)`, `save_image(t, path)`, `plot_*`): it reads the tensor on the host.
+    - A tensor handed to a moved storage object that copies it in
+      (`rollouts.insert(obs, value, masks)`: `insert`, `append`, `push`, `put`,
+      `store`, `extend`, `record`, `add` of what is not known to be a tensor), or
+      yielded beside a device tensor by a batch generator (`yield indices,
+      target.to(rank)`: each part goes to its own consumer).
+    - A plain function that turns the tensors it was given (or what it computed from
+      them, or what a hook kept on `self`) into NumPy arrays without `.cpu()`
+      (`self.gradients.data.numpy()`): it runs on the CPU by design, as `.numpy()`
+      of a GPU tensor raises.
     - A CPU tensor written into a slice of a device tensor (`gain[2:6] = torch.tensor(shape)`):
       the copy crosses devices.
     - Values turned into Python data or only read (`.item()`, `.tolist()`,
@@ -255,7 +279,9 @@ class FactoryWithoutDevice(Rule):
     CUDA guards do not matter here: the mismatch happens exactly when CUDA is present.
 
     ## Fix
-    `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
+    A legacy constructor takes no CUDA device (`torch.Tensor([1.0], device="cuda")`
+    raises): `fix` appends `.to(<x>.device)` to it instead of `device=`.
+    Otherwise `fix` adds `device=<x>.device`, where `x` is the tensor parameter the new tensor
     meets (`x * torch.ones(n)` -> `x * torch.ones(n, device=x.device)`), else in
     `forward` or a loss the device of the first parameter known to be a tensor (the
     input is on the model's device; not `n` of `sample(self, n)`), else in a method of
@@ -274,9 +300,10 @@ class FactoryWithoutDevice(Rule):
     code = "TDV201"
     name = "factory-without-device"
     message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
-    triggers = any_word(FACTORIES)
-    trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor")
-    call_trigger = CallTrigger(frozenset(FACTORIES), frozenset({"device", None}))
+    triggers = any_word(FACTORIES + tuple(LEGACY_TENSOR_TYPES))
+    trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor",
+                     "Tensor")
+    call_trigger = CallTrigger(frozenset(FACTORIES) | LEGACY_TENSOR_TYPES, frozenset({"device", None}))
     uses_origins = True
 
     VALID = [
@@ -316,6 +343,12 @@ class FactoryWithoutDevice(Rule):
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
         self._rebound: Dict[int, Set[str]] = {}  # id of a function's node -> `self.<name>` it has set so far
+        # id of a plain function's node -> its findings, reported when it ends unless it turned
+        # the tensors it was given into NumPy arrays without `.cpu()` (`_host_bound`)
+        self._deferred: Dict[int, List[Tuple[cst.Call, str, Optional[Fix]]]] = {}
+        self._host_bound: Set[int] = set()
+        self._placeholders: Set[int] = set()  # `torch.empty(0)` factories: only a join with a device tensor fails
+        self._joined = False  # set by `_fate`: the tensor was joined to a device tensor (`torch.cat`)
 
     # ------------------------------------------------------------ frames
 
@@ -341,6 +374,9 @@ class FactoryWithoutDevice(Rule):
                     self.report(call, message, fix=fix)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for call, message, fix in self._deferred.pop(id(node), ()):
+            if id(node) not in self._host_bound:
+                self.report(call, message, fix=fix)
         info = self.ctx.current_class
         # (the walk has left the function's body: a method is now in no function)
         if node.name.value == "__init__" and self._classes and info is not None and not info.is_module \
@@ -393,15 +429,28 @@ class FactoryWithoutDevice(Rule):
         """`zeros` of `torch.zeros(n)`, a factory call told no device; else None."""
         if not isinstance(node, cst.Call) or self._has_device(node):
             return None
-        return FACTORY_NAMES.get(self.ctx.resolve(node.func) or "")
+        return self._factory_name(node)
+
+    def _factory_name(self, call: cst.Call) -> Optional[str]:
+        qualified = self.ctx.resolve(call.func) or ""
+        if qualified in LEGACY_CONSTRUCTORS:
+            # `torch.Tensor()`, `torch.Tensor(0)`: an empty placeholder, no data of its own
+            return LEGACY_CONSTRUCTORS[qualified] if call.args and number_value(call.args[0].value) != 0 else None
+        return FACTORY_NAMES.get(qualified)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" and self._is_host_bound(node):
+            self._host_bound.add(id(self._frame.node))
         factory = self._cpu_factory(node)
         # in the `else:` arm of a CUDA test every tensor is on the CPU
         if factory is None or self.ctx.cpu_only or self._default_device_is_set():
             return
-        if self.ctx.kinds.is_scalar_factory(factory, node, self._frame.inputs) and not self._is_bound():
-            return  # a 0-dim tensor mixes with any device, except as a clamp bound
+        if factory not in LEGACY_TENSOR_TYPES and self.ctx.kinds.is_scalar_factory(factory, node, self._frame.inputs) \
+                and not self._is_bound():
+            if factory in ("tensor", "as_tensor"):
+                return  # a 0-dim tensor mixes with any device, except as a clamp bound
+            # `torch.empty(0)`: an empty placeholder, which only `torch.cat` and its kin check
+            self._placeholders.add(id(node))
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._bound_before[id(node)] = frozenset(self.ctx.function_scope().bindings)
         self._follow(node, node)
@@ -482,7 +531,10 @@ class FactoryWithoutDevice(Rule):
 
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
         # an accumulator: `correct = torch.zeros(1)`, then `correct += (pred == y).sum()`
+        # (also into a part of it: `conf[:k, :k] += batch_conf`)
         target = node.target
+        while isinstance(target, cst.Subscript):
+            target = target.value
         if isinstance(target, cst.Name) and target.value in self._frame.new_tensors \
                 and self.ctx.origins.involves_input(node.value):
             self._report_with_companions(self._frame.new_tensors.pop(target.value)[0], node.value)
@@ -496,7 +548,10 @@ class FactoryWithoutDevice(Rule):
         key = expr.value if isinstance(expr, cst.Name) else self_attribute_key(expr)
         self._returned_at = None
         self._factory = factory
+        self._joined = False
         fate, assigned = self._fate(expr, key)
+        if fate == BAD and id(factory) in self._placeholders and not self._joined:
+            fate = NEUTRAL  # (`acc = torch.empty(0)` replaced later, handed to a custom op)
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
@@ -537,6 +592,9 @@ class FactoryWithoutDevice(Rule):
                 if name in MOVERS and isinstance(call, cst.Call) and call.func is parent \
                         and not changes_dtype_only(call, self.ctx.resolve):
                     return MOVED, None
+                if name == "type" and isinstance(call, cst.Call) and call.func is parent \
+                        and self.ctx.origins.is_on_device(call):
+                    return MOVED, None  # `.type(Tensor)` of a CUDA type chosen where CUDA is there
                 if name == "device" and sensitive and self._device_is_used(depth + 1):
                     # `p = ... if pt else torch.zeros(1)`, then `imgs.to(p.device)`: the new
                     # tensor's device, the CPU, decides where the model's inputs go
@@ -562,7 +620,7 @@ class FactoryWithoutDevice(Rule):
                 return NEUTRAL, None  # indexing with a CPU index tensor is allowed
             if isinstance(parent, cst.Subscript):
                 masks = [e.slice.value for e in parent.slice
-                         if isinstance(e.slice, cst.Index) and self.ctx.origins.involves_input(e.slice.value)]
+                         if isinstance(e.slice, cst.Index) and self._is_index_from_input(e.slice.value)]
                 if masks:
                     self._partner = masks[0]
                     return BAD, None  # cpu_t[mask] with a mask computed from a device tensor
@@ -606,7 +664,10 @@ class FactoryWithoutDevice(Rule):
                 if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Return):
                     position = container.elements.index(parent)
                 if (not sensitive and isinstance(container, (cst.List, cst.Tuple))
+                        and not isinstance(self.ctx.parent(depth + 2), cst.Yield)
                         and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
+                    # (a batch generator's `yield indices, target.to(rank)` hands each part to
+                    # its own consumer: placed one by one on purpose)
                     return BAD, None
                 child, depth = container, depth + 2
                 continue
@@ -667,6 +728,60 @@ class FactoryWithoutDevice(Rule):
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
 
+    def _is_host_bound(self, call: cst.Call) -> bool:
+        """`grads.data.numpy()`, `self.gradients.numpy()` (of what a hook kept) in a plain
+        function: a tensor it was given, or computed from one, turned into an array without
+        `.cpu()`, which raises for a GPU tensor. The function runs on the CPU by design."""
+        frame = self._frame
+        node: cst.CSTNode = call.func.value  # type: ignore[attr-defined]
+        while True:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in MOVERS:
+                    return False  # `x.cpu().numpy()`: host work that works anywhere
+                node = node.func.value
+            elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+                node = node.value
+            elif isinstance(node, cst.Subscript):
+                node = node.value
+            else:
+                break
+        if frame.sensitive or not isinstance(frame.node, cst.FunctionDef):
+            return False
+        if isinstance(node, cst.Name):
+            return node.value in frame.inputs or node.value in frame.derived
+        return self_attribute_key(node) is not None
+
+    def _device_attribute_in(self, node: Optional[cst.CSTNode]) -> Optional[str]:
+        """`self.scale` of `self.scale - 10` or `self.scale.exp()`, when it is on a device."""
+        while isinstance(node, (cst.BinaryOperation, cst.Call, cst.Subscript)):
+            if isinstance(node, cst.BinaryOperation):
+                return self._device_attribute_in(node.left) or self._device_attribute_in(node.right)
+            if isinstance(node, cst.Call) and not isinstance(node.func, cst.Attribute):
+                return None
+            node = node.func.value if isinstance(node, cst.Call) else node.value
+        if isinstance(node, cst.Attribute) and self_attribute_key(node) is not None \
+                and self.ctx.origins.is_on_device(node):
+            return dotted_name(node)
+        return None
+
+    def _is_new_cpu_tensor(self, node: cst.CSTNode) -> bool:
+        """`torch.zeros(n).view(a, b)`: a factory's CPU tensor, through methods that keep it there."""
+        while self._cpu_factory(node) is None:
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)) \
+                    or node.func.attr.value in MOVERS or node.func.attr.value in TO_PYTHON:
+                return False
+            node = node.func.value
+        return True
+
+    def _is_index_from_input(self, index: cst.BaseExpression) -> bool:
+        """A mask or index computed from the inputs (`x > 0`, `idx`), not arithmetic on
+        numbers that may be parameters (`buf[i * bw, 2]` of a brush width `bw`)."""
+        if isinstance(index, cst.BinaryOperation):
+            return any(self.ctx.origins.is_on_device(side) or (self.ctx.kinds.is_tensor(side)
+                                                                and self._is_index_from_input(side))
+                       for side in (index.left, index.right))
+        return self.ctx.origins.involves_input(index)
+
     def _replaces_buffer(self, target: cst.Attribute) -> bool:
         """`self.<name> = t` for a buffer of the module, after it was built (`reset_`,
         `forward`): `nn.Module.__setattr__` puts `t` in place of the buffer that
@@ -693,6 +808,12 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "moves_argument"):
             return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
+        if self.ctx.resolve(call.func) in VARIABLE:
+            return None  # `Variable(t)` is t
+        if isinstance(call.func, cst.Attribute) and self._is_new_cpu_tensor(call.func.value):
+            # `torch.Tensor(anchors).index_select(1, torch.LongTensor([0]))`: a method of another
+            # CPU tensor made here; what it returns decides
+            return None
         if _is_grad_outputs(self.ctx.resolve(call.func), call, arg):
             # `autograd.grad(d_out, x, torch.ones(n, 1))`: the seed gradient must be where the outputs are
             outputs = positional_args(call)[0].value if positional_args(call) else None
@@ -704,17 +825,24 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL  # (Python's `max(a, b)`; `torch.max(t, x - eps)` compares elementwise)
         if keyword(call, "device") is not None and (self.ctx.resolve(call.func) or "").startswith("torch."):
             return MOVED  # `torch.sparse_csr_tensor(crow, col, values, device=device)` puts its parts there
-        if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func):
-            return NEUTRAL  # SomeLoss(weight=t): a constructor that usually registers t (not `Loss()(t)`)
+        if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func) \
+                and root_name(call.func) != "self":
+            # SomeLoss(weight=t): a constructor that usually registers t (not `Loss()(t)`, nor
+            # `self.LSTM_outer(t)`, a part of the object)
+            return NEUTRAL
         if method_call(call, *MOVERS, "new_tensor") is not None:
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
+        if _HOST_SINK_RE.search(callee) and not is_tensor_op(self.ctx.resolve(call.func)):
+            return NEUTRAL  # `draw_rectangle(image, boxes)`, `save_image(t, path)`: read on the host
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
         if self.ctx.origins.is_on_device(call.func):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
         if _LOSS_CALLEE_RE.search(callee) or self.ctx.kinds.is_module(call.func) or (
                 isinstance(call.func, cst.Attribute) and callee not in _CROSS_DEVICE_METHODS
-                and self.ctx.origins.is_on_device(call.func.value)):
+                and self.ctx.origins.is_on_device(call.func.value)
+                # (a moved storage's `rollouts.insert(obs, value, masks)` copies what it is given in)
+                and not (callee in _STORING_METHODS and not self.ctx.kinds.is_tensor(call.func.value))):
             # (`model.rnn(out, hidden)` of a moved model: a part of it, or its method, computes
             # on what it is given)
             # `self.bce_loss(preds, torch.ones(n))` with `preds` on the device: compared elementwise
@@ -740,6 +868,7 @@ class FactoryWithoutDevice(Rule):
                        if self.ctx.origins.is_input_tensor(value, proven=id(value) in operands)]
                 if met:
                     self._partner = met[0]
+                    self._joined = tensor_op and callee in _JOINING_OPS
                     return BAD
         if tensor_op:
             return None
@@ -788,9 +917,13 @@ class FactoryWithoutDevice(Rule):
                 returned_at: Optional[Tuple[str, Optional[int]]] = None) -> None:
         name = dotted_name(call.func) or "torch.factory"
         found = self._device_for_fix(call, partner)
-        factory = FACTORY_NAMES.get(self.ctx.resolve(call.func) or "", "")
+        factory = self._factory_name(call) or ""
         message = self.message.format(call=name, remedy=self._remedy(factory, call, partner, found))
-        fix = Fix().add_keyword(call, "device", found[0]) if found and id(call) not in self._cached_once else None
+        fix = None
+        if found and id(call) not in self._cached_once:
+            fix = Fix().replace(call, cst.Call(func=cst.Attribute(value=call, attr=cst.Name("to")),
+                                               args=[cst.Arg(cst.parse_expression(found[0]))])) \
+                if factory in LEGACY_TENSOR_TYPES else Fix().add_keyword(call, "device", found[0])
         frame = self._frame
         if frame.copies_input_to_host and not frame.sensitive:
             return  # CPU work on purpose
@@ -801,6 +934,8 @@ class FactoryWithoutDevice(Rule):
             self._classes[-1].returned.setdefault(returned_at, []).append((call, message, fix))
         elif frame.method_name is not None and self._classes:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
+        elif not frame.sensitive and isinstance(frame.node, cst.FunctionDef):
+            self._deferred.setdefault(id(frame.node), []).append((call, message, fix))
         else:
             self.report(call, message, fix=fix)
 
@@ -844,15 +979,27 @@ class FactoryWithoutDevice(Rule):
                 found: Optional[Tuple[str, bool]] = None) -> str:
         """Name a device-aware value that is in scope: the one `fix` writes when it
         knows one (the message and the fix agree), else the likeliest."""
+        device, twin_of = self._remedy_device(call, partner, found)
+        if factory in LEGACY_TENSOR_TYPES:  # (they take no CUDA device)
+            return f"move it: .to({device or '<tensor>.device'})"
+        twin = f" or use {twin_of}.new_{factory}(...)" if twin_of and factory in NEW_TWINS else ""
+        return f"pass device={device}{twin}" if device else \
+            "pass device=<tensor>.device of a tensor already on the right device"
+
+    def _remedy_device(self, call: cst.Call, partner: Optional[cst.CSTNode],
+                       found: Optional[Tuple[str, bool]]) -> Tuple[Optional[str], Optional[str]]:
+        """The device the remedy names, and the tensor whose `new_*` twin would do."""
         frame = self._frame
         if found is not None:
             # `x.new_ones(...)` only for a tensor parameter's device, not `self.device` or `args.device`
             tensor = found[0][:-len(".device")] if found[0].endswith(".device") else ""
-            twin = f" or use {tensor}.new_{factory}(...)" if factory in NEW_TWINS and tensor in frame.inputs \
-                and tensor != "self" and not _NOT_A_TENSOR_RE.search(tensor) else ""
-            return f"pass device={found[0]}{twin}"
+            usable = tensor in frame.inputs and tensor != "self" and not _NOT_A_TENSOR_RE.search(tensor)
+            return found[0], tensor if usable else None
         if frame.device_names:
-            return f"pass device={frame.device_names[-1]}"
+            return frame.device_names[-1], None
+        attribute = self._device_attribute_in(partner)
+        if attribute is not None:
+            return f"{attribute}.device", None  # `self.loc` of a distribution, `self.weight`
         # The first parameter that can be a tensor: not `model`, `args`, `loader`, ...
         tensors = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
         # the tensor it meets first (`X` of `X * torch.rand(n)`, not a module `D` listed before it)
@@ -861,10 +1008,16 @@ class FactoryWithoutDevice(Rule):
         if root is not None and (root.value in tensors or (self.ctx.origins.is_on_device(root)
                                                            and root.value in self._bound_before.get(id(call), ()))):
             tensors = [root.value] + [p for p in tensors if p != root.value]
-        if tensors:
-            twin = f" or use {tensors[0]}.new_{factory}(...)" if factory in NEW_TWINS else ""
-            return f"pass device={tensors[0]}.device{twin}"
-        return "pass device=<tensor>.device of a tensor already on the right device"
+        return (f"{tensors[0]}.device", tensors[0]) if tensors else (None, None)
+
+
+# Functions that draw, show or write what they are given: they read it on the host.
+_HOST_SINK_RE = re.compile(r"^_*(draw|plot|show|imshow|save|visuali[sz]e|render|print|write)(_|$)", re.I)
+# torch ops that join their tensors into one: an empty one on the CPU among them fails too.
+_JOINING_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+                          "row_stack"})
+# Methods of a storage object (a rollout buffer, a replay memory) that copy what they are given.
+_STORING_METHODS = frozenset({"insert", "append", "push", "put", "store", "extend", "record", "add"})
 
 
 # Calls with an argument that seeds the gradient of their first (the outputs): its position, its keyword.
@@ -934,7 +1087,9 @@ class UnregisteredTensorAttribute(Rule):
       `.to(device)` while the module is built puts it there once, and a later
       `module.to(...)` leaves it behind; also what such a method returns
       (`self.t = self._build(n)` where `_build` returns `torch.arange(n)`), what is
-      computed there from such an attribute (`self.batch = self.grid.repeat(b, 1, 1)`),
+      computed there from such an attribute (`self.batch = self.grid.repeat(b, 1, 1)`,
+      also by a method of the class: `self.alpha_bar = self._cumulate(self.alpha)` where
+      `_cumulate` returns `torch.cumprod(alpha, dim=0)`),
       and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
       `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
       by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
@@ -1601,10 +1756,36 @@ def _is_fixed(info: ClassInfo, assignment: AttributeAssignment) -> bool:
     return assignment.fixed_tensor or (assignment.helper is not None and info.returns_tensor(assignment.helper))
 
 
-def _is_made(info: ClassInfo, assignment: AttributeAssignment) -> bool:
-    """A tensor made there (or by the method it calls on `self`), on any device."""
-    return assignment.made_tensor or (
-        assignment.helper is not None and info.returns_tensor(assignment.helper, any_device=True))
+def _is_made(info: ClassInfo, assignment: AttributeAssignment, seen: FrozenSet[str] = frozenset()) -> bool:
+    """A tensor made there (or by the method it calls on `self`), on any device; also what
+    such a method computes with a torch op from a tensor made for the module
+    (`self.alpha_bar = self._cumulate(self.alpha)`, `return torch.cumprod(alpha, dim=0)`)."""
+    return assignment.made_tensor or (assignment.helper is not None and (
+        info.returns_tensor(assignment.helper, any_device=True)
+        or _computed_from_a_made_attribute(info, assignment, seen | {assignment.name})))
+
+
+def _computed_from_a_made_attribute(info: ClassInfo, assignment: AttributeAssignment, seen: FrozenSet[str]) -> bool:
+    """`self.x = self.<helper>(self.y)`, each return of the helper a torch op on the
+    parameter that takes `self.y`, and `self.y` a tensor made for the module."""
+    helper, call = info.methods.get(assignment.helper or ""), assignment.value
+    returns = [r.value for r in info.method_returns(assignment.helper or "")]
+    if helper is None or not isinstance(call, cst.Call) or not returns:
+        return False
+    params = parameter_names(helper)[1:]
+    for value in returns:
+        operand = _torch_op_argument(value)
+        if not isinstance(operand, cst.Name) or operand.value not in params:
+            return False
+        position = params.index(operand.value)
+        if position >= len(call.args) or call.args[position].keyword is not None or call.args[position].star:
+            return False
+        name = self_attribute_key(call.args[position].value)
+        attribute = name[len("self."):] if name is not None else None
+        if attribute is None or attribute in seen or not any(
+                a.name == attribute and _is_made(info, a, seen) for a in info.assignments):
+            return False
+    return True
 
 
 def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> bool:
@@ -1721,8 +1902,10 @@ class DiscardedTo(Rule):
     parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
     tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
-    `Variable(...)`, `t = a * b` of a tensor), the parts of a known module's output
-    (`logits, aux = model(x)`), a parameter annotated `torch.Tensor` or the items of one
+    `Variable(...)`, `t = a * b` of a tensor), the parts of a part of a batch unpacked
+    again (`src, trg, _ = one2many` of `one2many, one2one = batch`), the parts of a known
+    module's output (`logits, aux = model(x)`; a name whose `.eval()`, `.parameters()` or
+    `.named_modules()` is called is a module: not `.train()`, which trainers have), a parameter annotated `torch.Tensor` or the items of one
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
     tensors, or a name used the way only tensors are, before or after the statement: a
     tensor-only method (`t.unsqueeze(0)`, `t.dim()`), `torch.zeros_like(t)`,
