@@ -706,3 +706,18 @@ def test_a_module_the_scope_moves_only_on_its_other_path(params, build, build_in
     code = OTHER_ARM.format(params=params, build=build, build_in_arm=build_in_arm, ids=ids, other=other)
     line = code.splitlines().index(f"        model = DDP(model{ids})") + 1
     assert tdv401(code) == ([(line, 16, "TDV401")] if reported else [])
+
+
+def test_a_pretrained_model_loaded_on_the_cpu_then_wrapped():
+    """robust_training's inference: `ResNetModel.from_pretrained(path)` loads on the CPU and
+    `DDP(model, device_ids=[rank])` wraps it unmoved. With `device_map=` it is placed."""
+    code = ("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "from transformers import ResNetModel\ndef inference(rank):\n"
+            "    model = ResNetModel.from_pretrained('/ckpt', local_files_only=True)\n"
+            "    model = DDP(model, device_ids=[rank])\n    return model\n")
+    assert lint(code, enabled=frozenset({"TDV401"})) == [(6, 12, "TDV401")]
+    assert lint(code.replace("local_files_only=True", "device_map={'': rank}"), enabled=frozenset({"TDV401"})) == []
+    assert lint(code.replace("    model = DDP", "    model = model.to(rank)\n    model = DDP"),
+                enabled=frozenset({"TDV401"})) == []
+    # a tokenizer or processor is no module
+    assert lint(code.replace("ResNetModel", "AutoTokenizer"), enabled=frozenset({"TDV401"})) == []

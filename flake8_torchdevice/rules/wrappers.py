@@ -23,7 +23,9 @@ DATA_PARALLEL_NAME = "torch.nn.DataParallel"
 _DEVICE_PARAMETER_RE = re.compile(r"device|gpu|cuda", re.I)
 # Library functions that build a model on the CPU and move it nowhere: torchvision's
 # `models.resnet50(weights=...)`, timm's `create_model(name)`.
-_LIBRARY_BUILDER_RE = re.compile(r"torchvision\.models\.(\w+\.)*[a-z]\w*|timm(\.models)?\.create_model")
+_LIBRARY_BUILDER_RE = re.compile(r"torchvision\.models\.(\w+\.)*[a-z]\w*|timm(\.models)?\.create_model"
+                                 # `ResNetModel.from_pretrained(path)`, `AutoModelForCausalLM.from_pretrained(...)`
+                                 r"|(transformers|diffusers)\.(\w+\.)*\w*(Model|For[A-Z]\w*)\.from_pretrained")
 _WRAPPER_NAMES = frozenset({"DataParallel", "DistributedDataParallel", "MMDistributedDataParallel"})
 DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel",
                "torch.nn.parallel.distributed.DistributedDataParallel",
@@ -46,7 +48,8 @@ class WrapBeforeMove(Rule):
       `m.to(...)`. Reported when `m` was built in this scope by calling a class
       (`model = Net(...)`, `DDP(Net(), ...)`, `self.m` in `__init__`) or a library's
       model builder that moves nothing (`torchvision.models.resnet50(...)`,
-      `timm.create_model(name)`, unless keywords may carry a device) and not moved
+      `timm.create_model(name)`, a transformers or diffusers model's
+      `from_pretrained(path)`, unless keywords may carry a device: `device_map=`) and not moved
       first, or when this scope moves `m` only after the wrap. A module a helper
       returned (`model = build_detector(cfg)`) may be moved already; it is reported
       when the wrapper is moved right after (`DDP(model).cuda()`, or `ddp = DDP(model)`
