@@ -1409,3 +1409,22 @@ def test_a_cpu_tensor_handed_to_a_drawing_function():
     code = forward("box = torch.Tensor([[[1.0, 2.0, 3.0, 4.0]]])\nreturn draw_rectangle(x, box)")
     assert tdv201(code) == []
     assert tdv201(code.replace("draw_rectangle", "blend_rectangle")) == [(5, 14, "TDV201")]
+
+
+def test_a_call_dunder_that_backpropagates_is_no_transform():
+    """glasses' GradCam and vit-explain's rollout: `__call__` runs the model on its input and
+    backpropagates a one-hot mask made on the CPU. A transform's `__call__` never calls
+    `.backward()`."""
+    code = """\
+import torch
+class GradRollout:
+    def __call__(self, input_tensor, category_index):
+        output = self.model(input_tensor)
+        category_mask = torch.zeros(output.size())
+        category_mask[:, category_index] = 1
+        loss = (output * category_mask).sum()
+        loss.backward()
+        return self.attentions
+"""
+    assert tdv201(code) == [(5, 24, "TDV201")]
+    assert tdv201(code.replace("        loss.backward()\n", "")) == []

@@ -788,3 +788,24 @@ class DDPM(nn.Module):
     handed = code.replace("def __init__(self, n):", "def __init__(self, n, alpha):").replace(
         "self._get_alpha_bar(self.alpha)", "self._get_alpha_bar(alpha)")
     assert lint(handed, enabled=frozenset({"TDV202"})) == [(9, 8, "TDV202")]
+
+
+def test_a_module_overriding_only_cuda_still_leaves_its_tensors_behind_on_to():
+    """torecsys' MultiIndicesFieldAwareEmbedding moves `offsets` in its own `cuda()`/`cpu()`;
+    `model.to(device)` goes through `_apply` and calls neither."""
+    code = """\
+import torch
+import torch.nn as nn
+class Emb(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.offsets = torch.tensor(sizes).cumsum(0)
+    def cuda(self, device=None):
+        self.offsets = self.offsets.cuda(device)
+        return super().cuda(device)
+    def forward(self, x):
+        return x + self.offsets
+"""
+    assert lint(code, enabled=frozenset({"TDV202"})) == [(6, 8, "TDV202")]
+    assert lint(code.replace("def cuda(self, device=None)", "def _apply(self, fn)").replace(
+        ".cuda(device)", "._apply(fn)"), enabled=frozenset({"TDV202"})) == []

@@ -670,3 +670,33 @@ def test_the_outputs_of_a_name_used_as_a_module():
     assert tdv203(script) == [(6, 4, "TDV203")]
     # a trainer's `.train()` says nothing: what it returns may move in place
     assert tdv203(code.replace("model.eval()", "model.train()")) == []
+
+
+def test_a_tuple_of_bare_moves():
+    """FunASR's FsmnVAD.inference: `speech.to(device=d), speech_lengths.to(device=d)` as one
+    statement discards both copies. Reported without a fix (two assignments to write)."""
+    code = ("import torch\ndef infer(model, audio, device):\n    speech, lengths = extract(audio)\n"
+            "    speech.to(device=device), lengths.to(device=device)\n    return model(speech.unsqueeze(0), lengths)\n")
+    assert tdv203(code) == [(4, 4, "TDV203")]
+    code = code.replace("model(speech.unsqueeze(0), lengths)", "model(speech.unsqueeze(0), lengths.long())")
+    assert tdv203(code) == [(4, 4, "TDV203"), (4, 30, "TDV203")]
+    from flake8_torchdevice.engine import Options
+    from flake8_torchdevice.fix import fix_source
+    assert fix_source(code, "t.py", Options(enabled=frozenset({"TDV203"}))).text == code
+
+
+def test_a_value_rebound_from_its_own_tensor_method_was_a_tensor():
+    """WhisperSpeech's vocoder: `atoks.to('cpu')`, then `atoks = atoks.permute(1, 0, 2)`."""
+    code = ("import torch\nclass Vocoder:\n    def decode(self, atoks):\n        if self.has_mps:\n"
+            "            atoks.to('cpu')\n        atoks = atoks.permute(1, 0, 2)\n        return self.vocos(atoks)\n")
+    assert tdv203(code) == [(5, 12, "TDV203")]
+    # bound to something else between the move and the tensor method: that says nothing of it
+    assert tdv203(code.replace("        atoks = atoks.permute", "        atoks = self.prepare(atoks)\n"
+                                                                 "        atoks = atoks.permute")) == []
+
+
+def test_an_asserted_tensor_is_a_tensor():
+    code = ("import torch\ndef prepare(d, device):\n    assert 'x' in d and isinstance(d['x'], torch.Tensor)\n"
+            "    x = d['x']\n    x.to(device)\n    return x\n")
+    assert tdv203(code) == [(5, 4, "TDV203")]
+    assert tdv203(code.replace("isinstance(d['x'], torch.Tensor)", "isinstance(d['x'], list)")) == []

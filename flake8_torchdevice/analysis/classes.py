@@ -52,8 +52,9 @@ _SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
 # that `preprocess` (p-repr-ocess) and `compute_logits` are not taken for one.
 _IO_WORDS = "save|load|export|dump|write|state_dict|repr|print|log"
 _IO_METHOD_RE = re.compile(rf"(?:^|_)(?:{_IO_WORDS})(?:_|$|[A-Z0-9])|(?:^|[a-z])(?:{_IO_WORDS.title()})(?:[A-Z_0-9]|$)")
-# Overriding one of these means the class moves its own plain tensors.
-_MOVING_OVERRIDES = frozenset({"_apply", "to", "cuda", "cpu", "_to"})
+# Overriding one of these means the class moves its own plain tensors. (Not `cuda`/`cpu` alone:
+# `module.to(device)` goes through `_apply` and never calls them: torecsys' embeddings.)
+_MOVING_OVERRIDES = frozenset({"_apply", "to", "_to"})
 
 
 def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]],
@@ -275,7 +276,7 @@ class ClassInfo:
         return any(info.device_moves & info.init_time_methods() for info in self.lineage())
 
     def moves_its_tensors(self) -> bool:
-        """It overrides `_apply`/`to`/`cuda`: plain tensor attributes move with it."""
+        """It overrides `_apply`/`to`: plain tensor attributes move with it."""
         return any(method in _MOVING_OVERRIDES for info in self.lineage() for method in info.methods)
 
 

@@ -215,6 +215,11 @@ class ScopeKinds:
     # has `.to()` (modules, batches and PyG graphs do no arithmetic and have no such methods)
     array_like: Set[str] = field(default_factory=set)
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
+    # how many times each name has been bound so far (its binding's number), and the numbers of
+    # the bindings a tensor-only method of their own value rebound (`x = x.permute(1, 0, 2)`):
+    # what the name held under those was a tensor
+    bindings: Dict[str, int] = field(default_factory=dict)
+    were_tensors: Dict[str, Set[int]] = field(default_factory=dict)
     # names used as a module: `model.eval()`, `model.parameters()` (not `.train()`: trainers have one)
     module_uses: Set[str] = field(default_factory=set)
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
@@ -292,9 +297,24 @@ class ValueKinds:
         self._narrowing -= _may_narrow(node.test)
 
     def _tests_tensor(self, test: cst.BaseExpression, dotted: str) -> bool:
+        return any(dotted_name(call.args[0].value) == dotted for call in self._tensor_tests(test))
+
+    def leave_Assert(self, node: cst.Assert) -> None:
+        # `assert isinstance(d["tokens"], torch.Tensor)`: a tensor from here on
+        for call in self._tensor_tests(node.test):
+            target = call.args[0].value
+            if isinstance(target, cst.Name) or (isinstance(target, cst.Subscript) and subscript_key(target)):
+                self.bind(target, TENSOR)
+
+    def _tensor_tests(self, test: cst.BaseExpression) -> List[cst.Call]:
+        """The calls of `test` (alone or in an `and`) that say their first argument is a
+        tensor: `torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self._tests_tensor(test.left, dotted) or self._tests_tensor(test.right, dotted)
-        if not isinstance(test, cst.Call) or not test.args or dotted_name(test.args[0].value) != dotted:
+            return self._tensor_tests(test.left) + self._tensor_tests(test.right)
+        return [test] if isinstance(test, cst.Call) and self._is_tensor_test(test) else []
+
+    def _is_tensor_test(self, test: cst.Call) -> bool:
+        if not test.args:
             return False
         callee = self.ctx.resolve(test.func)
         if callee == "torch.is_tensor":
@@ -659,6 +679,7 @@ class ValueKinds:
         facts = self.facts()
         if isinstance(target, cst.Name):
             facts.names[target.value] = kind
+            facts.bindings[target.value] = facts.bindings.get(target.value, 0) + 1
             facts.batches.discard(target.value)
             facts.batch_parts.discard(target.value)
             facts.instances.pop(target.value, None)
@@ -715,6 +736,11 @@ class ValueKinds:
             fixed = self.is_fixed_tensor(value)
             # made on some device: only methods of classes ask (what a module keeps)
             made = fixed or (self.ctx.current_class is not None and self.is_fixed_tensor(value, True))
+        if isinstance(target, cst.Name) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in TENSOR_ONLY_METHODS and value.func.attr.value not in NOT_TENSOR_METHODS \
+                and isinstance(value.func.value, cst.Name) and value.func.value.value == target.value:
+            facts = self.facts()
+            facts.were_tensors.setdefault(target.value, set()).add(facts.bindings.get(target.value, 0))
         self.bind(target, kind, fixed, made)
         if not isinstance(value, cst.Call) or kind is not None:
             return

@@ -309,7 +309,9 @@ class TensorOrigins:
         # Other classes' static and class methods too (liegroups' `SE2.left_jacobian(cls, xi)`).
         plain = info is None or (info.is_module and "staticmethod" in decorator_names(node)) or (
             not info.is_module
-            and not (name.startswith("__") and name.endswith("__") and name.strip("_").lstrip("ri") not in _ARITHMETIC)
+            and not (name.startswith("__") and name.endswith("__") and name.strip("_").lstrip("ri") not in _ARITHMETIC
+                     # (not a transform: GradCam's `__call__` runs the model and backpropagates)
+                     and not (name == "__call__" and _backpropagates(node)))
             and not _DATA_PIPELINE_RE.search(info.node.name.value)
             and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
         # (a method named like a builder runs while its object is built; a plain function so
@@ -685,6 +687,19 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         return  # names there may be the comprehension's own
     for child in children(node):
         yield from names_read(child)
+
+
+def _backpropagates(function: cst.FunctionDef) -> bool:
+    """Does `function` call `.backward(...)` (`loss.backward()`, `out.backward(gradient=g)`)?
+    Autograd work on a model's outputs, never a data transform's."""
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(children(node))
+    return False
 
 
 def _calls_tensor_methods_on(function: cst.FunctionDef, params: Set[str]) -> bool:

@@ -101,7 +101,8 @@ class FactoryWithoutDevice(Rule):
       `x.to(p.device)`: the CPU decides where the input goes); functions nested in
       `forward` close over its tensors and count too;
     - in any plain function, method (also class or static method) of a class that is
-      not a module (its dunders such as a transform's `__call__` aside), or static
+      not a module (its dunders such as a transform's `__call__` aside, unless the
+      `__call__` backpropagates, as GradCam's does), or static
       method of a module (`_reparam(mu, logvar)`), whatever its name, that receives a
       tensor (a parameter annotated `torch.Tensor` or used as one: `x.size(0)`,
       `x.unsqueeze(1)`): when the new tensor is combined with it or with what is
@@ -1172,7 +1173,8 @@ class UnregisteredTensorAttribute(Rule):
 
     ## When it is not reported
     - Classes that are not `nn.Module`s, and modules that move their own tensors
-      (they override `_apply`, `to` or `cuda`).
+      (they override `_apply` or `to`; overriding only `cuda()`/`cpu()` moves nothing
+      for `module.to(device)`, which never calls them: torecsys' embeddings).
     - `nn.Module.__setattr__` registers it: the name is a buffer
       (`register_buffer("name", ...)` anywhere in the class or a base class in the
       file, `self._buffers["name"] = ...`) or a parameter (`self.w = nn.Parameter(...)`,
@@ -1890,7 +1892,8 @@ class DiscardedTo(Rule):
 
     ## What it does
     Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement (also
-    followed by a copy of the copy: `t.to(device).detach()`) when
+    followed by a copy of the copy: `t.to(device).detach()`, and each move of a tuple
+    statement: `speech.to(d), lengths.to(d)`, reported without a fix) when
     `t` is known to be a tensor: a value unpacked from a data-loader loop
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
     from `DataLoader(...)` or named like `trainloader`, `train_loader_1`,
@@ -1914,7 +1917,10 @@ class DiscardedTo(Rule):
     (`m = v.data.repeat(n)`, `x.reshape(...)`: no array has `.to()`), or as an input of a
     known module (`model(t)`), an attribute chain torch takes as a tensor
     (`dataset.data.x` of `torch.cat([dataset.data.x, enc])`); inside
-    `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too. Items of a batch
+    `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too, and after
+    `assert isinstance(t, torch.Tensor)` (also of `d["x"]`); a name that the next binding
+    rebinds from a tensor-only method of its own value (`t.to("cpu")`, then
+    `t = t.permute(1, 0, 2)`) held a tensor. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
     `batch["x"]`; so does an item assigned a tensor under a key variable
     (`d[key] = torch.tensor(d[key])`, until `key` is bound again). A whole batch is a
@@ -1994,22 +2000,32 @@ class DiscardedTo(Rule):
     @staticmethod
     def matches_function(node: ast.AST) -> bool:
         """Fast path: the function has a `.to(...)`/`.cuda()`/`.cpu()` call as a statement."""
-        return any(isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call)
-                   and _ast_discarded_move(sub.value) for sub in walk_ast(node))
+        return any(isinstance(sub, ast.Expr) and any(
+            isinstance(value, ast.Call) and _ast_discarded_move(value)
+            for value in (sub.value.elts if isinstance(sub.value, ast.Tuple) else [sub.value]))
+            for sub in walk_ast(node))
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
         # bare moves of receivers of unknown kind, decided when the file ends: later lines
         # (`x.unsqueeze(0)`, `model(x)`) and an `__init__` defined later may tell
-        self._deferred: List[Tuple[cst.Expr, cst.Call, Callable[[], bool]]] = []
+        self._deferred: List[Tuple[cst.Expr, cst.Call, Callable[[], bool], bool]] = []
 
     def leave_Module(self, node: cst.Module) -> None:
-        for statement, call, is_tensor in self._deferred:
+        for statement, call, is_tensor, fixable in self._deferred:
             if is_tensor():
-                self._report(statement, call)
+                self._report(statement, call, fixable)
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        call = node.value
+        if isinstance(node.value, cst.Tuple):
+            # `speech.to(d), lengths.to(d)` as a statement: each copy discarded (no fix: one
+            # statement of two assignments is the user's to write)
+            for element in node.value.elements:
+                self._check(node, element.value, fixable=False)
+        else:
+            self._check(node, node.value)
+
+    def _check(self, node: cst.Expr, call: cst.BaseExpression, fixable: bool = True) -> None:
         # `x.to(device).detach()`: a copy of the moved copy (a method that keeps the kind), discarded too
         while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
                 and call.func.attr.value in SAME_KIND_METHODS and isinstance(call.func.value, cst.Call):
@@ -2024,9 +2040,9 @@ class DiscardedTo(Rule):
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
         if kind == TENSOR:
-            self._report(node, call)
+            self._report(node, call, fixable)
         elif kind is None:
-            self._deferred.append((node, call, self._later_evidence(receiver)))
+            self._deferred.append((node, call, self._later_evidence(receiver), fixable))
 
     def _later_evidence(self, receiver: cst.CSTNode) -> Callable[[], bool]:
         """What may show, once the file is read, that `receiver` holds a tensor: a name used
@@ -2040,6 +2056,7 @@ class DiscardedTo(Rule):
         local = dotted_name(receiver) in facts.names
         name = receiver.value if isinstance(receiver, cst.Name) else None
         dotted = dotted_name(receiver) if isinstance(receiver, cst.Attribute) and attribute is None else None
+        binding = facts.bindings.get(name, 0) if name is not None else None  # the value moved here
 
         def is_tensor() -> bool:
             if attribute is not None and not local:
@@ -2047,23 +2064,25 @@ class DiscardedTo(Rule):
             if dotted is not None:  # `dataset.data.x.to(d)` then `torch.cat([dataset.data.x, enc])`
                 # (or set to a tensor later: `dataset.data.x = torch.cat([dataset.data.x, enc], 1)`)
                 return facts.names.get(dotted) in (None, TENSOR) and dotted in facts.tensor_uses
+            if name is not None and binding in facts.were_tensors.get(name, ()):
+                return True  # `atoks = atoks.permute(1, 0, 2)` next, no other binding between: a tensor
             return name is not None and facts.names.get(name) is None and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
                 or name in facts.array_like)  # what has `.to()` and does arithmetic is a tensor
         return is_tensor
 
-    def _report(self, statement: cst.Expr, call: cst.Call) -> None:
+    def _report(self, statement: cst.Expr, call: cst.Call, fixable: bool = True) -> None:
         assert isinstance(call.func, cst.Attribute)
         target = cst.Module([]).code_for_node(call.func.value)
         method = call.func.attr.value
-        text = cst.Module([]).code_for_node(statement.value)
+        text = cst.Module([]).code_for_node(statement.value if fixable else call)
         if len(text) > 40:
             text = f"{target}.{method}(...)"
         # x.to(device) -> x = x.to(device) (x.to(device).detach() -> x = x.to(device).detach())
         assign = cst.Assign(targets=[cst.AssignTarget(call.func.value)], value=statement.value)
         self.report(call, self.message.format(target=target, method=method,
                                               remedy=f"assign it: {target} = {text}"),
-                    fix=Fix().replace(statement, assign))
+                    fix=Fix().replace(statement, assign) if fixable else None)
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
