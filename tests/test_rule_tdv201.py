@@ -1428,3 +1428,44 @@ class GradRollout:
 """
     assert tdv201(code) == [(5, 24, "TDV201")]
     assert tdv201(code.replace("        loss.backward()\n", "")) == []
+
+
+def test_torch_tensor_of_a_reshaped_or_converted_array_is_data():
+    """BackdoorBench's trojannn attack: `torch.tensor(denoise(...).transpose(2, 0, 1))` times
+    a pattern on the device: an array's data, not a number that would make a 0-dim tensor."""
+    code = ("import torch\ndef refine(pattern, device):\n    pattern = pattern.to(device)\n"
+            "    out = torch.tensor(denoise(pattern.cpu().numpy()).transpose(2, 0, 1)) * (pattern > 0)\n"
+            "    return out\n")
+    assert tdv201(code) == [(4, 10, "TDV201")]
+    assert tdv201(code.replace(".transpose(2, 0, 1)", ".astype('float32')")) == [(4, 10, "TDV201")]
+    assert tdv201(code.replace(".transpose(2, 0, 1)", ".item()")) == []
+
+
+def test_a_0_dim_tensor_given_a_dimension_or_stacked_is_a_cpu_tensor_again():
+    """ContinualNAT's GLAT.generate: `torch.tensor(token_id).unsqueeze(0)` joined by `torch.cat`
+    to rows of the GPU input. A 0-dim CPU tensor mixes with any device; one with a dimension
+    does not, and `torch.stack` checks every device."""
+    code = ("import torch\nclass M(torch.nn.Module):\n    def generate(self, input_ids, token_id: int):\n"
+            "        token = torch.tensor(token_id).unsqueeze(0)\n        rows = []\n"
+            "        for i, row in enumerate(input_ids):\n            rows.append(torch.cat([row, token]))\n"
+            "        return torch.stack(rows)\n")
+    assert tdv201(code) == [(4, 16, "TDV201")]
+    assert tdv201(code.replace(".unsqueeze(0)", "")) == []  # 0-dim: cat refuses it on any device
+    assert tdv201(forward("return x * torch.tensor(2.0).view(1)")) == [(5, 19, "TDV201")]
+    assert tdv201(forward("return x * torch.tensor(2.0)")) == []
+    assert tdv201(forward("return torch.stack([x.sum(), torch.tensor(0.0)])")) == [(5, 37, "TDV201")]
+    # stylegan's training_stats.report(name, value): `torch.as_tensor(value)` of what may be a
+    # tensor keeps its device, flattened and stacked or not
+    stats = ("import torch\ndef report(name, value):\n    elems = torch.as_tensor(value).detach().flatten()\n"
+             "    return torch.stack([torch.ones_like(elems).sum(), elems.sum()])\n")
+    assert tdv201(stats) == []
+
+
+def test_a_loss_function_of_the_project_named_like_one():
+    """cs336's autocast script: the model and `x` moved to the GPU, then the project's
+    `cross_entropy(logits, torch.randint(0, 10, (10, 10)))`."""
+    code = ("import torch\nfrom utils import cross_entropy\nmodel = Toy()\nx = torch.randn(10, 10)\n"
+            "model.to(device)\nx = x.to(device)\nlogits = model(x)\n"
+            "loss = cross_entropy(logits, torch.randint(0, 10, (10, 10)))\n")
+    assert tdv201(code) == [(8, 29, "TDV201")]
+    assert tdv201(code.replace("cross_entropy(logits,", "summarize(logits,")) == []

@@ -99,6 +99,8 @@ def _takes_dim(call: cst.Call) -> bool:
 # batch object has them).
 _ARRAY_METHODS = frozenset({"repeat", "reshape", "transpose", "flatten", "squeeze", "swapaxes", "cumsum",
                             "argmax", "argmin", "argsort"})
+# Methods whose result is an array (or tensor) of data, never a number.
+_ARRAY_DATA_METHODS = frozenset({"reshape", "transpose", "flatten", "ravel", "swapaxes", "astype", "numpy"})
 # Attributes of a tensor that are tensors.
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # Methods of a module that return the module itself.
@@ -665,8 +667,11 @@ class ValueKinds:
         return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
 
     def _returns_array(self, call: cst.Call) -> bool:
-        """A NumPy call that makes an array, or a function of the project whose every
-        return is one."""
+        """A NumPy call that makes an array, a method that reshapes or converts one
+        (`denoised.transpose(2, 0, 1)`, `x.astype(np.float32)`, `t.numpy()`), or a function
+        of the project whose every return is one."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _ARRAY_DATA_METHODS:
+            return True
         qualified = self.ctx.resolve(call.func) or ""
         module, _, last = qualified.rpartition(".")
         if module in ("numpy", "numpy.linalg"):

@@ -27,7 +27,7 @@ from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, t
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
                                self_attribute_key, walk_ast)
-from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_FUNCTIONS,
+from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               subscript_key, tensor_operands)
 from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
@@ -52,7 +52,8 @@ _NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batc
                               re.I)
 
 # Callables that compare their tensor arguments elementwise: `criterion(out, target)`.
-_LOSS_CALLEE_RE = re.compile(r"loss|criterion", re.I)
+_LOSS_CALLEE_RE = re.compile(r"loss|criterion|cross_?entropy|(^|_)(nll|mse|bce|kl_div|huber|focal|dice|triplet)(_|$)",
+                             re.I)
 
 # Where a factory's value is used, seen from the factory outwards.
 MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
@@ -147,7 +148,7 @@ class FactoryWithoutDevice(Rule):
       `correct += (pred == y).sum()`, also into a part of it: `conf[:k, :k] += batch_conf`),
       as the seed gradient of such outputs
       (`autograd.grad(d_out, x, torch.ones(n, 1))`), or handed with one to a loss
-      (`criterion(preds, torch.ones(n))`);
+      (`criterion(preds, torch.ones(n))`, a project's `cross_entropy(logits, targets)`);
     - in `__init__` of a class that is no module (a trainer, an agent): when it is kept on
       `self` (`self.mask = torch.ones(n)`) and another method of the class, before it sets
       that attribute itself, combines it with a tensor known to be on a device
@@ -231,7 +232,8 @@ class FactoryWithoutDevice(Rule):
     - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
       `torch.tensor(True)`, `torch.tensor(-width / 2)`, `torch.tensor(n)` of a
       number) in arithmetic (but not as a bound of `clamp`/`clip`, which must be on
-      the input's device), an index tensor used only to index (`x[torch.arange(n)]`),
+      the input's device, nor once given a dimension, `torch.tensor(token_id).unsqueeze(0)`,
+      or joined by `torch.stack`), an index tensor used only to index (`x[torch.arange(n)]`),
       `x.copy_(t)`, and `torch.broadcast_tensors`, which leaves each tensor where it is.
     - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
       literal data (a tensor keeps its device), placeholders such as `torch.empty(0)` or
@@ -349,7 +351,9 @@ class FactoryWithoutDevice(Rule):
         self._deferred: Dict[int, List[Tuple[cst.Call, str, Optional[Fix]]]] = {}
         self._host_bound: Set[int] = set()
         self._placeholders: Set[int] = set()  # `torch.empty(0)` factories: only a join with a device tensor fails
-        self._joined = False  # set by `_fate`: the tensor was joined to a device tensor (`torch.cat`)
+        self._scalars: Set[int] = set()  # 0-dim `torch.tensor(2.0)` factories: a join or a new dimension fails
+        self._dimmed: Set[int] = set()  # ... of which one was given a dimension (`.unsqueeze(0)`, `.view(1)`)
+        self._joined: Optional[str] = None  # set by `_fate`: the op that joined it to a device tensor (`cat`)
 
     # ------------------------------------------------------------ frames
 
@@ -448,10 +452,15 @@ class FactoryWithoutDevice(Rule):
             return
         if factory not in LEGACY_TENSOR_TYPES and self.ctx.kinds.is_scalar_factory(factory, node, self._frame.inputs) \
                 and not self._is_bound():
-            if factory in ("tensor", "as_tensor"):
-                return  # a 0-dim tensor mixes with any device, except as a clamp bound
-            # `torch.empty(0)`: an empty placeholder, which only `torch.cat` and its kin check
-            self._placeholders.add(id(node))
+            # a 0-dim tensor mixes with any device, except as a clamp bound, joined by
+            # `torch.stack` or given a dimension (`torch.tensor(token_id).unsqueeze(0)`);
+            # `torch.empty(0)`, an empty placeholder, is checked by `torch.cat` and its kin only
+            if factory not in ("tensor", "as_tensor"):
+                self._placeholders.add(id(node))
+            elif self._is_number(positional_args(node)[0].value):
+                self._scalars.add(id(node))
+            else:
+                return  # `torch.as_tensor(value)` of what may be a tensor keeps its device
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._bound_before[id(node)] = frozenset(self.ctx.function_scope().bindings)
         self._follow(node, node)
@@ -549,10 +558,14 @@ class FactoryWithoutDevice(Rule):
         key = expr.value if isinstance(expr, cst.Name) else self_attribute_key(expr)
         self._returned_at = None
         self._factory = factory
-        self._joined = False
+        self._joined = None
         fate, assigned = self._fate(expr, key)
-        if fate == BAD and id(factory) in self._placeholders and not self._joined:
-            fate = NEUTRAL  # (`acc = torch.empty(0)` replaced later, handed to a custom op)
+        # (`acc = torch.empty(0)` replaced later, handed to a custom op; `x * torch.tensor(2.0)`;
+        # `torch.cat` refuses a 0-dim tensor on any device)
+        if fate == BAD and ((id(factory) in self._placeholders and self._joined is None) or (
+                id(factory) in self._scalars and id(factory) not in self._dimmed
+                and self._joined in (None, "cat", "concat", "concatenate"))):
+            fate = NEUTRAL
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
@@ -613,6 +626,8 @@ class FactoryWithoutDevice(Rule):
                         return BAD, None  # cpu_t.remainder(x), cpu_t.add_(x): the method mixes devices
                     # x.view(...), x.float(), ...: same device; an in-place method returns the
                     # tensor itself (`torch.ones(t, n).triu_(1).bool()`)
+                    if name in _DIMENSION_METHODS and self._factory is not None:
+                        self._dimmed.add(id(self._factory))
                     child, depth = call, depth + 2
                     continue
                 child, depth = parent, depth + 1  # x.T, x.mT
@@ -765,6 +780,15 @@ class FactoryWithoutDevice(Rule):
             return dotted_name(node)
         return None
 
+    def _is_number(self, node: cst.CSTNode) -> bool:
+        """`2.0`, `-width / 2`, `True`, `token_id` of `token_id: int`: what makes a 0-dim tensor."""
+        if isinstance(node, cst.UnaryOperation):
+            return self._is_number(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_number(node.left) and self._is_number(node.right)
+        return number_value(node) is not None or (isinstance(node, cst.Name) and node.value in ("True", "False")) \
+            or self.ctx.kinds.kind_of(node) == NUMBER
+
     def _is_new_cpu_tensor(self, node: cst.CSTNode) -> bool:
         """`torch.zeros(n).view(a, b)`: a factory's CPU tensor, through methods that keep it there."""
         while self._cpu_factory(node) is None:
@@ -869,7 +893,7 @@ class FactoryWithoutDevice(Rule):
                        if self.ctx.origins.is_input_tensor(value, proven=id(value) in operands)]
                 if met:
                     self._partner = met[0]
-                    self._joined = tensor_op and callee in _JOINING_OPS
+                    self._joined = callee if tensor_op and callee in _JOINING_OPS else None
                     return BAD
         if tensor_op:
             return None
@@ -1014,6 +1038,9 @@ class FactoryWithoutDevice(Rule):
 
 # Functions that draw, show or write what they are given: they read it on the host.
 _HOST_SINK_RE = re.compile(r"^_*(draw|plot|show|imshow|save|visuali[sz]e|render|print|write)(_|$)", re.I)
+# Methods that give a tensor dimensions: a 0-dim CPU tensor is one no more.
+_DIMENSION_METHODS = frozenset({"unsqueeze", "unsqueeze_", "view", "reshape", "expand", "repeat", "flatten",
+                                "expand_as", "view_as", "reshape_as", "tile", "unflatten", "atleast_1d"})
 # torch ops that join their tensors into one: an empty one on the CPU among them fails too.
 _JOINING_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
                           "row_stack"})
