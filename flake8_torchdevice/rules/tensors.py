@@ -303,9 +303,11 @@ class FactoryWithoutDevice(Rule):
     code = "TDV201"
     name = "factory-without-device"
     message = "{call}() without device= makes a CPU tensor in device-sensitive code; {remedy}"
-    triggers = any_word(FACTORIES + tuple(LEGACY_TENSOR_TYPES))
+    # (a legacy constructor only when called: `Tensor` alone fills annotations)
+    triggers = (rf"(?=[{''.join(sorted({name[0] for name in FACTORIES + tuple(LEGACY_TENSOR_TYPES)}))}])\b"
+                rf"(?:(?:{'|'.join(FACTORIES)})\b|(?:{'|'.join(sorted(LEGACY_TENSOR_TYPES))})\()")
     trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor",
-                     "Tensor")
+                     "Tensor(")
     call_trigger = CallTrigger(frozenset(FACTORIES) | LEGACY_TENSOR_TYPES, frozenset({"device", None}))
     uses_origins = True
 
