@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Protocol, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -692,26 +692,25 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
 def _backpropagates(function: cst.FunctionDef) -> bool:
     """Does `function` call `.backward(...)` (`loss.backward()`, `out.backward(gradient=g)`)?
     Autograd work on a model's outputs, never a data transform's."""
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            return True
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(children(node))
-    return False
+    return _calls_a_method(function, lambda name, receiver: name == "backward")
 
 
 def _calls_tensor_methods_on(function: cst.FunctionDef, params: Set[str]) -> bool:
     """Does `function` call a method only tensors have, other than a query (`x.size(0)`), on one
     of `params` (`cell_offsets.float().view(-1, 1, 3).bmm(cell)`, `x.unsqueeze(1)`)? Then a
     `get_pbc_distances(pos, cell)` computes on the caller's tensors rather than getting something."""
+    return _calls_a_method(function, lambda name, receiver: name in TENSOR_ONLY_METHODS
+                           and name not in NOT_TENSOR_METHODS and root_name(receiver) in params)
+
+
+def _calls_a_method(function: cst.FunctionDef, wanted: Callable[[str, cst.BaseExpression], bool]) -> bool:
+    """Does `function` itself (not a function or class nested in it) call `receiver.name(...)`
+    for a `wanted(name, receiver)`?"""
     stack: List[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value in TENSOR_ONLY_METHODS and node.func.attr.value not in NOT_TENSOR_METHODS \
-                and root_name(node.func.value) in params:
+                and wanted(node.func.attr.value, node.func.value):
             return True
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(children(node))

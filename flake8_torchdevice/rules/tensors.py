@@ -751,6 +751,8 @@ class FactoryWithoutDevice(Rule):
         function: a tensor it was given, or computed from one, turned into an array without
         `.cpu()`, which raises for a GPU tensor. The function runs on the CPU by design."""
         frame = self._frame
+        if frame.sensitive or not isinstance(frame.node, cst.FunctionDef):
+            return False
         node: cst.CSTNode = call.func.value  # type: ignore[attr-defined]
         while True:
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -763,8 +765,6 @@ class FactoryWithoutDevice(Rule):
                 node = node.value
             else:
                 break
-        if frame.sensitive or not isinstance(frame.node, cst.FunctionDef):
-            return False
         if isinstance(node, cst.Name):
             return node.value in frame.inputs or node.value in frame.derived
         return self_attribute_key(node) is not None
