@@ -809,3 +809,23 @@ class Emb(nn.Module):
     assert lint(code, enabled=frozenset({"TDV202"})) == [(6, 8, "TDV202")]
     assert lint(code.replace("def cuda(self, device=None)", "def _apply(self, fn)").replace(
         ".cuda(device)", "._apply(fn)"), enabled=frozenset({"TDV202"})) == []
+
+
+def test_an_attribute_annotated_as_a_tensor_computed_from_what_was_handed_in():
+    """DDPMs-Pytorch's GaussianDDPM: `self.alphas_hat: torch.FloatTensor =
+    self.var_scheduler.get_alpha_hat()`, the scheduler handed to `__init__`; the annotation says
+    what it holds, and `t`-indexing it in a step fails once the module moved."""
+    code = """\
+import torch
+import torch.nn as nn
+class DDPM(nn.Module):
+    def __init__(self, denoiser, scheduler):
+        super().__init__()
+        self.denoiser = denoiser
+        self.var_scheduler = scheduler
+        self.alphas_hat: torch.FloatTensor = self.var_scheduler.get_alpha_hat()
+    def forward(self, x, t):
+        return self.denoiser(x * self.alphas_hat[t])
+"""
+    assert lint(code, enabled=frozenset({"TDV202"})) == [(8, 8, "TDV202")]
+    assert lint(code.replace(": torch.FloatTensor", ""), enabled=frozenset({"TDV202"})) == []

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequ
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import TO_PYTHON, VARIABLE, tensor_operands
+from .kinds import TENSOR, TO_PYTHON, VARIABLE, is_tensor_type, tensor_operands
 from .project import is_library_module_class
 from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
                      last_identifier, method_call, string_value, unpacked_pairs)
@@ -478,8 +478,15 @@ class ClassFacts:
                 self._assigned(name, value, node)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._assigned(node.target, node.value, node)
+        if node.value is None:
+            return
+        method = self._method
+        count = len(method[0].assignments) if method is not None else 0
+        self._assigned(node.target, node.value, node)
+        if method is not None and len(method[0].assignments) > count \
+                and is_tensor_type(node.annotation.annotation, self.ctx.resolve):
+            # `self.alphas_hat: torch.FloatTensor = self.scheduler.get_alpha_hat()`: what it says
+            method[0].assignments[-1].kind = TENSOR
 
     def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression, statement: cst.CSTNode) -> None:
         method = self._method

@@ -1033,12 +1033,13 @@ def container_annotation_kind(function: cst.FunctionDef, name: str, resolve) -> 
             return None
         items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)
                  and not (isinstance(e.slice.value, cst.Ellipsis))]
-        if items and all(_is_tensor_type(item, resolve) for item in items):
+        if items and all(is_tensor_type(item, resolve) for item in items):
             return TENSOR
     return None
 
 
-def _is_tensor_type(annotation: cst.CSTNode, resolve) -> bool:
+def is_tensor_type(annotation: cst.CSTNode, resolve) -> bool:
+    """`torch.Tensor`, `torch.FloatTensor`, however imported."""
     head, _, last = (resolve(annotation) or "").rpartition(".")
     return head == "torch" and last in LEGACY_TENSOR_TYPES
 
@@ -1076,7 +1077,7 @@ def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[s
         if isinstance(annotation, cst.Subscript) and annotation.slice \
                 and last_identifier(annotation.value) not in _TYPING_GENERICS \
                 and isinstance(annotation.slice[0].slice, cst.Index) \
-                and _is_tensor_type(annotation.slice[0].slice.value, resolve):
+                and is_tensor_type(annotation.slice[0].slice.value, resolve):
             return TENSOR  # jaxtyping's `Float[Tensor, "b n"]`, `Long[torch.LongTensor, "n"]`
         qualified = resolve(annotation) or ""
         head, _, last = qualified.rpartition(".")

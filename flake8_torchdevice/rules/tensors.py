@@ -1124,7 +1124,9 @@ class UnregisteredTensorAttribute(Rule):
       `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
       by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
       shows `r` is one) or by torch's ops (`self.L = torch.linalg.cholesky(cov)`), a copy
-      of a parameter (`self.prev = torch.zeros_like(self.weight)`), a part of a made
+      of a parameter (`self.prev = torch.zeros_like(self.weight)`), what an attribute
+      annotated as a tensor is given from an object the caller handed in
+      (`self.alphas_hat: torch.FloatTensor = self.scheduler.get_alpha_hat()`), a part of a made
       tensor (`U, _, _ = torch.randn(n, n).svd()`), a default (`thresholds or
       torch.linspace(0, 1, 51)`), a tensor placed there (`self.mask =
       self._mask(n).to("cuda")`), or an argument the class hands to torch where only a tensor
@@ -1513,7 +1515,9 @@ _NOT_OPS = _CLASS_TRIGGER_CALLS | _LIKE_FACTORIES | REGISTERING_CALLS
 _CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*\]|\([^)]*\))?\s*(?:[!=]=|[<>])"
                           r"|(?:[!=]=|[<>])=?\s*self\.")  # (a comparison, not an assignment)
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
-_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT)
+_TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT
+                                    # `self.alphas: torch.FloatTensor = ...`
+                                    + r"|(?=s)\bself\.\w+: *(?:torch\.)?[A-Z]\w*Tensor\b")
 _TENSOR_USE_WORDS = re.compile(_TENSOR_USE)
 _MOVE_WORDS = re.compile(r"\.(?:to|cuda)\(")  # `self.mask = self._mask(n).to("cuda")` needs one
 _FACTORY_WORDS: Dict[FrozenSet[str], "re.Pattern[str]"] = {}
@@ -1554,6 +1558,9 @@ def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str],
     annotated = {a.arg for a in parameters if a.annotation is not None and _names_tensor_type(a.annotation)}
     names = {a.arg for a in parameters} - {"self", "cls"}  # `self.norm(...)` is a method, not a tensor's
     for statement in ast_statements(method):  # an assignment is a statement
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Attribute) \
+                and statement.value is not None and _names_tensor_type(statement.annotation):
+            return True  # `self.alphas: torch.FloatTensor = self.scheduler.get_alphas()`
         if not (isinstance(statement, ast.Assign) and any(isinstance(t, ast.Attribute) for t in statement.targets)):
             continue
         root, called = _ast_chain(statement.value)
@@ -1639,8 +1646,9 @@ def _names_a_function(name: str) -> bool:
 
 
 def _names_tensor_type(annotation: ast.AST) -> bool:
-    """`Tensor`, `torch.Tensor`, `Optional[Tensor]`, `"torch.Tensor"`."""
-    return any((isinstance(n, ast.Name) and n.id == "Tensor") or (isinstance(n, ast.Attribute) and n.attr == "Tensor")
+    """`Tensor`, `torch.Tensor`, `torch.FloatTensor`, `Optional[Tensor]`, `"torch.Tensor"`."""
+    return any((isinstance(n, ast.Name) and n.id.endswith("Tensor"))
+               or (isinstance(n, ast.Attribute) and n.attr.endswith("Tensor"))
                or (isinstance(n, ast.Constant) and isinstance(n.value, str) and "Tensor" in n.value)
                for n in ast.walk(annotation))
 
