@@ -1469,3 +1469,51 @@ def test_a_loss_function_of_the_project_named_like_one():
             "loss = cross_entropy(logits, torch.randint(0, 10, (10, 10)))\n")
     assert tdv201(code) == [(8, 29, "TDV201")]
     assert tdv201(code.replace("cross_entropy(logits,", "summarize(logits,")) == []
+
+
+BUNDLE = """import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+    def initial_inference(self, obs):
+        hidden = self.head(obs)
+        state = (torch.zeros(1, obs.size(0), 8), torch.zeros(1, obs.size(0), 8))
+        return {ret}
+"""
+
+
+@pytest.mark.parametrize("ret, expected", [
+    # LightZero's `initial_inference`: the recurrent state made on the CPU is handed out with
+    # the output computed on the inputs' device, by a method only callers outside the class use
+    ("Output(hidden, state)", [(9, 17, "TDV201"), (9, 49, "TDV201")]),
+    ("hidden, state", [(9, 17, "TDV201"), (9, 49, "TDV201")]),
+    ("state", []),  # alone: judged by whoever uses it, which we do not see
+    ("hidden.shape, state", []),  # a size is no tensor on a device
+    ("self.head.weight.dtype, state", []),
+])
+def test_a_cpu_tensor_returned_beside_the_inputs_result(ret, expected):
+    assert tdv201(BUNDLE.format(ret=ret)) == expected
+
+
+def test_a_bundle_is_judged_where_the_class_uses_it_and_spares_stand_ins():
+    # a method the class calls itself is judged at that call (test_what_a_helper_method_returns...)
+    called = BUNDLE.format(ret="hidden, state") + "    def forward(self, x):\n" \
+        "        out, state = self.initial_inference(x)\n        return out\n"
+    assert tdv201(called) == []
+    # a 0-dim stand-in (`log_prob` of a deterministic policy) mixes with any device
+    sac = BUNDLE.format(ret="hidden, torch.tensor(0.), hidden")
+    assert tdv201(sac) == []
+    # an index the method used is returned for indexing (`x[:, keep], keep`)
+    index = BUNDLE.format(ret="hidden[:, keep], keep").replace(
+        "state = (", "keep = torch.randperm(4)[:2]\n        state = (")
+    assert tdv201(index) == []
+
+
+def test_a_method_named_initial_runs_per_input():
+    """`initial_inference(self, obs)`, `initial_state(self, x)` run with the input; only
+    `initialize...` names a builder."""
+    code = BUNDLE.format(ret="hidden, state")
+    assert tdv201(code) == [(9, 17, "TDV201"), (9, 49, "TDV201")]
+    assert tdv201(code.replace("initial_inference", "initialize_state")) == []

@@ -35,7 +35,8 @@ REGISTERING_CONSTRUCTORS = frozenset({"Parameter", "UninitializedParameter", "Bu
 _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
 # Method names that say they run while the module is built: `reset_parameters`,
 # `_init_weights`, `_build_anchors`, `make_layers`, ...
-INIT_TIME_NAME_RE = re.compile(r"init|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+# (`initialize_weights`, not `initial_inference` nor `initial_state`, which run per input)
+INIT_TIME_NAME_RE = re.compile(r"init(?!ial(?!i))|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 
 def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:

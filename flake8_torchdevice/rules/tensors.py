@@ -68,6 +68,9 @@ class _ClassFrame:
     # `torch.zeros`) is judged where the class's methods use it: (method, position in the
     # returned tuple or None) -> the factory, its message and fix
     returned: Dict[Tuple[str, Optional[int]], List[Tuple[cst.Call, str, Optional[Fix]]]] = field(default_factory=dict)
+    # ... of which those returned beside a tensor computed from the method's inputs (`return
+    # hidden, torch.zeros(1, n, h)`): wrong for any caller, also one outside the class
+    bundled: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
     # (method, position) -> where the class's methods combine that result with a device tensor, or move it
     met: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
     moved: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
@@ -345,6 +348,8 @@ class FactoryWithoutDevice(Rule):
         # id of a function's node -> name -> (helper method of its class, position in its result)
         self._helper_results: Dict[int, Dict[str, Tuple[str, Optional[int]]]] = {}
         self._returned_at: Optional[Tuple[str, Optional[int]]] = None  # set by `_fate`, read by `_follow`
+        self._bundled = False  # ... returned beside a tensor computed from the inputs
+        self._indexes: Set[Tuple[int, str]] = set()  # (function, local): CPU tensors used as an index
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
         self._rebound: Dict[int, Set[str]] = {}  # id of a function's node -> `self.<name>` it has set so far
@@ -375,8 +380,11 @@ class FactoryWithoutDevice(Rule):
             # Methods that __init__ uses run before the module is moved: CPU is right there.
             if method_name not in init_time:
                 self.report(call, message, fix=fix)
+        # (a method the class never calls itself is called from outside: a bundle is wrong there)
+        called_here = set().union(*info.references.values()) if info is not None else set()
         for key, made in frame.returned.items():
-            if key in frame.met and key not in frame.moved and key[0] not in init_time:
+            used = key in frame.met or (key in frame.bundled and key[0] not in called_here)
+            if used and key not in frame.moved and key[0] not in init_time:
                 for call, message, fix in made:
                     self.report(call, message, fix=fix)
 
@@ -559,21 +567,26 @@ class FactoryWithoutDevice(Rule):
         frame = self._frame
         key = expr.value if isinstance(expr, cst.Name) else self_attribute_key(expr)
         self._returned_at = None
+        self._bundled = False
         self._factory = factory
         self._joined = None
         fate, assigned = self._fate(expr, key)
         # (`acc = torch.empty(0)` replaced later, handed to a custom op; `x * torch.tensor(2.0)`;
         # `torch.cat` refuses a 0-dim tensor on any device)
-        if fate == BAD and ((id(factory) in self._placeholders and self._joined is None) or (
+        if (fate == BAD or self._bundled) and ((id(factory) in self._placeholders and self._joined is None) or (
                 id(factory) in self._scalars and id(factory) not in self._dimmed
                 and self._joined in (None, "cat", "concat", "concatenate"))):
-            fate = NEUTRAL
+            fate = NEUTRAL  # (`return action, torch.tensor(0.), mean`: a 0-dim stand-in goes anywhere)
+            self._bundled, self._returned_at = False, None
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
             self._report_with_companions(factory, self._partner)
         elif self._returned_at is not None:
-            self._report(factory, None, returned_at=self._returned_at)
+            for made in (factory, *self._companions.pop(id(factory), ())):
+                self._report(made, self._partner if self._bundled else None, returned_at=self._returned_at)
+            if self._bundled:
+                self._classes[-1].bundled.add(self._returned_at)
         elif assigned is not None:
             for name in assigned[0]:
                 earlier = self._pending(name)
@@ -596,6 +609,7 @@ class FactoryWithoutDevice(Rule):
         child = expr
         depth = 1
         position: Optional[int] = None  # of `child` in the tuple a `return` gives
+        bundled: List[cst.CSTNode] = []  # what is returned beside it (`return out, state`)
         while True:
             parent = self.ctx.parent(depth)
             if parent is None:
@@ -635,6 +649,8 @@ class FactoryWithoutDevice(Rule):
                 child, depth = parent, depth + 1  # x.T, x.mT
                 continue
             if isinstance(parent, (cst.Index, cst.Slice, cst.SubscriptElement)):
+                if key is not None:
+                    self._indexes.add((id(self._frame.node), key))
                 return NEUTRAL, None  # indexing with a CPU index tensor is allowed
             if isinstance(parent, cst.Subscript):
                 masks = [e.slice.value for e in parent.slice
@@ -672,6 +688,11 @@ class FactoryWithoutDevice(Rule):
                 call = self.ctx.parent(depth + 1)
                 if not isinstance(call, cst.Call) or call.func is child:
                     return NEUTRAL, None
+                if _is_record(call) and isinstance(self.ctx.parent(depth + 2), cst.Return):
+                    # `return Output(logits, state, torch.zeros(n))`: a record of what is returned
+                    bundled.extend(a.value for a in call.args if a is not parent)
+                    child, depth = call, depth + 2
+                    continue
                 fate = self._fate_as_argument(call, parent)
                 if fate is not None:
                     return fate, None
@@ -681,6 +702,7 @@ class FactoryWithoutDevice(Rule):
                 container = self.ctx.parent(depth + 1)
                 if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Return):
                     position = container.elements.index(parent)
+                    bundled.extend(e.value for e in container.elements if e is not parent)
                 if (not sensitive and isinstance(container, (cst.List, cst.Tuple))
                         and not isinstance(self.ctx.parent(depth + 2), cst.Yield)
                         and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
@@ -734,6 +756,11 @@ class FactoryWithoutDevice(Rule):
                 # torch.arange(n)`); what a helper method returns is judged where forward
                 # uses it, which we do not follow.
                 told = self._frame.device_param is not None
+                # `return hidden, torch.zeros(1, n, h)` from a module's method: one result on
+                # the inputs' device, the other on the CPU, for the same consumer
+                # (not an index the function used: `return x[:, keep], keep`)
+                self._partner = None if (id(self._frame.node), key) in self._indexes else next(
+                    (other for other in bundled if self.ctx.origins.is_input_tensor(other, proven=True)), None)
                 filled = self._filled.get((id(self._frame.node), key)) if key is not None else None
                 if filled is not None:
                     # `out = torch.zeros(x.shape)`, `out[i] = f(x[i])`, `return out`: the results
@@ -743,6 +770,11 @@ class FactoryWithoutDevice(Rule):
                 if sensitive and not self._frame.returns_to_caller and not told and self._frame.method_name \
                         and self._classes and (position is None or isinstance(child, cst.Tuple)):
                     self._returned_at = (self._frame.method_name, position)  # judged where it is used
+                    if self._partner is not None:
+                        self._bundled = True
+                    return NEUTRAL, None
+                if self._partner is not None and sensitive and self._frame.method_name:
+                    return BAD, None
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
 
@@ -1061,6 +1093,12 @@ _INDEX_ARGUMENT = {**{name: (1, "index") for name in (
     "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_")},
     **{name: (0, "mask") for name in ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
                                       "masked_select")}}
+
+
+def _is_record(call: cst.Call) -> bool:
+    """`Output(logits, state)`: a class called by its own name (a namedtuple, a dataclass),
+    not a method of an object (`self.Head(x)`) nor a call's result."""
+    return isinstance(call.func, cst.Name) and call.func.value[:1].isupper()
 
 
 def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
