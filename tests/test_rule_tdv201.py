@@ -1517,3 +1517,16 @@ def test_a_method_named_initial_runs_per_input():
     code = BUNDLE.format(ret="hidden, state")
     assert tdv201(code) == [(9, 17, "TDV201"), (9, 49, "TDV201")]
     assert tdv201(code.replace("initial_inference", "initialize_state")) == []
+
+
+def test_a_value_computed_from_a_modules_inputs_is_where_they_are():
+    """robomimic's noise randomizer: `out = TensorUtils.repeat_by_expand_at(inputs, ...)` (a
+    function of the project), then `torch.rand(size=out.shape) * std + out` in a module's
+    method: what forward's inputs become is on their device, as they are."""
+    code = ("import torch\nimport utils\nclass Noise(torch.nn.Module):\n    def _forward_in(self, inputs):\n"
+            "        out = utils.repeat_by_expand_at(inputs, repeats=4, dim=0)\n"
+            "        out = torch.rand(size=out.shape) * 0.1 + out\n        return out\n")
+    assert tdv201(code) == [(6, 14, "TDV201")]
+    assert tdv201(code.replace("repeat_by_expand_at(inputs,", "repeat_by_expand_at(None,")) == []
+    assert tdv201(code.replace("+ out", "+ out.shape[0]")) == []  # a size
+    assert tdv201(code.replace("+ out\n", "+ out.cpu()\n")) == []  # on the host on purpose

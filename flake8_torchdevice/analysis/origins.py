@@ -575,8 +575,9 @@ class TensorOrigins:
         if not isinstance(node, cst.Name) or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         # a local computed from the inputs, known to be a tensor, is where they are
+        # (in device-sensitive code, as its inputs are: `out = utils.repeat(inputs, n)`, `out + noise`)
         if node.value not in frame.inputs and node.value not in frame.input_parts and not (
-                node.value in frame.derived and (proven or self.ctx.kinds.is_tensor(node))):
+                node.value in frame.derived and (proven or frame.sensitive or self.ctx.kinds.is_tensor(node))):
             return False
         return frame.sensitive or (frame.helper and not frame.moves_inputs
                                    and (proven or self.ctx.kinds.is_tensor(node)))
