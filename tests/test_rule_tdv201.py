@@ -1530,3 +1530,42 @@ def test_a_value_computed_from_a_modules_inputs_is_where_they_are():
     assert tdv201(code.replace("repeat_by_expand_at(inputs,", "repeat_by_expand_at(None,")) == []
     assert tdv201(code.replace("+ out", "+ out.shape[0]")) == []  # a size
     assert tdv201(code.replace("+ out\n", "+ out.cpu()\n")) == []  # on the host on purpose
+
+
+def test_what_a_function_told_the_device_returns_is_there():
+    """gflownet's `states = tlong(states, device=self.device)`, then `states + torch.arange(n)`:
+    any function given `device=` places its result there; not `device=torch.device("cpu")`
+    (yolov5's export loads its model on the CPU on purpose)."""
+    code = ("import torch\nfrom utils import tlong\nclass Grid:\n    def states2policy(self, states):\n"
+            "        states = tlong(states, device=self.device)\n"
+            "        return states + torch.arange(self.n_dim) * self.length\n")
+    assert tdv201(code) == [(6, 24, "TDV201")]
+    assert tdv201(code.replace("device=self.device", "dtype=torch.long")) == []
+    script = ("import torch\nfrom models import load\nmodel = load('w.pt', device={device})\n"
+              "x = torch.zeros((1, 3, 64, 64))\ny = model(x)\n")
+    assert tdv201(script.format(device="torch.device(args.device)")) == [(4, 4, "TDV201")]
+    assert tdv201(script.format(device="torch.device('cpu')")) == []
+
+
+def test_what_a_moved_model_computes_is_on_its_device():
+    """SASRec's training loop: `pos_pred, neg_pred = model(u, seq, pos, neg)` of a model moved
+    where it was built, then `bce(pos_pred[i], torch.ones(pos_pred.shape)[i])`; the two labels
+    of one statement are reported once each."""
+    code = ("import torch\nfrom model import SASRec\nmodel = SASRec(args).to(args.device)\n"
+            "bce = torch.nn.BCELoss()\nfor u, seq in batches:\n    pos_pred, neg_pred = model(u, seq)\n"
+            "    pos_labels, neg_labels = torch.ones(pos_pred.shape), torch.zeros(neg_pred.shape)\n"
+            "    loss = bce(pos_pred[idx], pos_labels[idx]) + bce(neg_pred[idx], neg_labels[idx])\n")
+    assert tdv201(code) == [(7, 29, "TDV201"), (7, 57, "TDV201")]
+    assert tdv201(code.replace(".to(args.device)", "")) == []
+
+
+def test_the_seed_of_autograd_grad_given_by_keyword():
+    """mace's dielectric gradients: `torch.autograd.grad(outputs=[d[:, i].unsqueeze(-1)],
+    inputs=[positions], grad_outputs=[torch.ones((n, 1))])`, every argument by keyword."""
+    code = ("import torch\ndef gradients(dielectric: torch.Tensor, positions: torch.Tensor):\n"
+            "    seed = [torch.ones((dielectric.shape[0], 1))]\n"
+            "    return torch.autograd.grad(outputs=[dielectric[:, 0].unsqueeze(-1)], inputs=[positions],\n"
+            "                               grad_outputs=seed)\n")
+    assert tdv201(code) == [(3, 12, "TDV201")]
+    assert tdv201(code.replace("torch.ones((dielectric.shape[0], 1))",
+                               "torch.ones((dielectric.shape[0], 1), device=dielectric.device)")) == []

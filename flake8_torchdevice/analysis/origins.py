@@ -463,7 +463,10 @@ class TensorOrigins:
         if identifier is not None and is_device_name(identifier):
             return True
         if isinstance(node, cst.Call) and self.ctx.resolve(node.func) == "torch.device":
-            return bool(node.args) and not is_cuda_literal(node.args[0].value)
+            name = node.args[0].value if node.args else None
+            # (not `torch.device("cpu")`: yolov5's export loads its model there on purpose)
+            return name is not None and not is_cuda_literal(name) and not (
+                isinstance(name, cst.SimpleString) and str(name.evaluated_value).startswith("cpu"))
         return False
 
     def _is_cuda_type(self, node: cst.CSTNode) -> bool:
@@ -512,7 +515,9 @@ class TensorOrigins:
                     and is_dtype(node.args[0].value, self.ctx.resolve):
                 return self.is_on_device(receiver)  # values.to(torch.float32) changes the dtype only
             return not (isinstance(receiver, cst.Name) and receiver.value == "self")
-        if isinstance(node, cst.Call) and self.ctx.resolve(node.func) in _FACTORY_NAMES:
+        if isinstance(node, cst.Call) and (self.ctx.resolve(node.func) in _FACTORY_NAMES
+                                           or keyword(node, "device") is not None):
+            # (also any function told the device: gflownet's `tlong(states, device=self.device)`)
             device = keyword(node, "device")
             return device is not None and (self.is_device_value(device.value) or is_cuda_literal(device.value))
         if isinstance(node, cst.BinaryOperation):
@@ -526,6 +531,8 @@ class TensorOrigins:
             if isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON \
                     and self.is_on_device(node.func.value):
                 return True
+            if isinstance(node.func, cst.Name) and node.func.value in self.current.on_device:
+                return True  # `pos, neg = model(u, seq)` of a moved model: what it computes is there
             callee = last_identifier(node.func) or ""
             qualified = self.ctx.resolve(node.func)
             if callee in NEUTRAL_CALLEES and not is_tensor_op(qualified):

@@ -25,7 +25,7 @@ from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, Cl
 from ..analysis.devices import moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
-from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
+from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
                                self_attribute_key, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
@@ -349,6 +349,7 @@ class FactoryWithoutDevice(Rule):
         self._helper_results: Dict[int, Dict[str, Tuple[str, Optional[int]]]] = {}
         self._returned_at: Optional[Tuple[str, Optional[int]]] = None  # set by `_fate`, read by `_follow`
         self._bundled = False  # ... returned beside a tensor computed from the inputs
+        self._reported: Set[int] = set()  # ids of the factories reported
         self._indexes: Set[Tuple[int, str]] = set()  # (function, local): CPU tensors used as an index
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
@@ -875,9 +876,13 @@ class FactoryWithoutDevice(Rule):
             return None
         if _is_grad_outputs(self.ctx.resolve(call.func), call, arg):
             # `autograd.grad(d_out, x, torch.ones(n, 1))`: the seed gradient must be where the outputs are
-            outputs = positional_args(call)[0].value if positional_args(call) else None
-            if outputs is not None and self.ctx.origins.is_input_tensor(outputs):
-                self._partner = outputs
+            outputs = first_argument(call, "outputs")
+            # (`outputs=[y[:, i].unsqueeze(-1)]`: a list of them)
+            met = [o for o in (e.value for e in outputs.elements) if self.ctx.origins.is_input_tensor(o)] \
+                if isinstance(outputs, (cst.List, cst.Tuple)) else \
+                [outputs] if outputs is not None and self.ctx.origins.is_input_tensor(outputs) else []
+            if met:
+                self._partner = met[0]
                 return BAD
         if (callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(self.ctx.resolve(call.func)))) \
                 or callee in FACTORIES:
@@ -974,6 +979,9 @@ class FactoryWithoutDevice(Rule):
 
     def _report(self, call: cst.Call, partner: Optional[cst.CSTNode] = None,
                 returned_at: Optional[Tuple[str, Optional[int]]] = None) -> None:
+        if id(call) in self._reported:
+            return  # (`a, b = torch.ones(n), torch.zeros(n)`: b meets what a meets, and its own partner)
+        self._reported.add(id(call))
         name = dotted_name(call.func) or "torch.factory"
         found = self._device_for_fix(call, partner)
         factory = self._factory_name(call) or ""
