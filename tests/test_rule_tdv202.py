@@ -829,3 +829,39 @@ class DDPM(nn.Module):
 """
     assert lint(code, enabled=frozenset({"TDV202"})) == [(8, 8, "TDV202")]
     assert lint(code.replace(": torch.FloatTensor", ""), enabled=frozenset({"TDV202"})) == []
+
+
+BUFFER_DERIVED = """
+import math
+import torch
+from torch import nn
+class ArcFaceHead(nn.Module):
+    def __init__(self, margins):
+        super().__init__()
+        self.register_buffer("margins", torch.tensor(margins).float())
+        {store}
+    def forward(self, cosine):
+        return {use}
+"""
+
+
+@pytest.mark.parametrize("store, use, expected", [
+    # mmpretrain's ArcFace head: values computed from a buffer while the module is built are
+    # plain tensors; `module.to()` moves the buffer and leaves them behind
+    ("self.mm = torch.sin(math.pi - self.margins) * self.margins", "cosine - self.mm", [(9, 8, "TDV202")]),
+    ("self.threshold = torch.cos(math.pi - self.margins)", "cosine > self.threshold", [(9, 8, "TDV202")]),
+    ("self.alias = self.margins", "cosine + self.alias", [(9, 8, "TDV202")]),  # the old tensor, kept
+    ("self.n = self.margins.shape[0]", "cosine[: self.n]", []),  # a size
+    ("self.top = self.margins.max().item()", "cosine * self.top", []),  # a number
+    ("self.register_buffer('mm', torch.sin(self.margins))", "cosine - self.mm", []),  # a buffer too
+    ("self.p = nn.Parameter(self.margins.clone())", "cosine - self.p", []),
+    ("self.margins = self.margins * 2", "cosine - self.margins", []),  # the buffer, updated
+])
+def test_a_tensor_computed_from_a_buffer_while_built(store, use, expected):
+    assert tdv202(BUFFER_DERIVED.format(store=store, use=use)) == expected
+
+
+def test_a_buffer_registered_empty_makes_nothing():
+    code = BUFFER_DERIVED.format(store="self.alias = self.margins", use="cosine + self.alias").replace(
+        'torch.tensor(margins).float()', "None")
+    assert tdv202(code) == []

@@ -928,6 +928,15 @@ class ValueKinds:
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and len(node.args) > 1 \
+                and self.self_attribute(func) is not None \
+                and not (isinstance(node.args[1].value, cst.Name) and node.args[1].value.value == "None"):
+            # a buffer registered here: what is computed from it while the module is built
+            # (`self.mm = torch.sin(math.pi - self.margins)`) or kept as it is (`self.box =
+            # self.bbox`) is a plain tensor made here, which `module.to()` does not move
+            name = string_value(node.args[0].value)
+            if name is not None:
+                self.facts().made.add(f"self.{name}")
         if (isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY_METHODS or _takes_dim(node))
                 and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")):
             self.facts().tensor_uses.add(func.value.value)  # (`self.norm(...)` calls a module's method)

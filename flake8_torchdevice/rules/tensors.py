@@ -1401,6 +1401,8 @@ class UnregisteredTensorAttribute(Rule):
         if any(_ast_stores_tensor_argument(methods[name], used_as_tensor)
                or (moves and _ast_stores_a_move(methods[name])) for name in built):
             return True
+        if "register_buffer" in text and _ast_stores_from_a_buffer([methods[name] for name in built]):
+            return True
         names_factory: Dict[int, bool] = {}  # asked of a method twice: the search is the cost
 
         def has_factory_word(function: ast.AST) -> bool:
@@ -1667,6 +1669,27 @@ def _ast_stores_a_move(method: ast.AST) -> bool:
         if _names_a_function(name):
             return True
     return False
+
+
+def _ast_stores_from_a_buffer(methods: List[ast.AST]) -> bool:
+    """Fast path of `self.register_buffer("m", <call>)` then `self.x = <expr reading self.m>`
+    while the module is built (mmpretrain's `self.mm = torch.sin(math.pi - self.margins)`):
+    the full walk decides whether the value is a tensor made from the buffer."""
+    buffers: Set[str] = set()
+    stores: List[ast.AST] = []
+    for method in methods:
+        for statement in ast_statements(method):
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                    and call.func.attr == "register_buffer" and len(call.args) > 1 \
+                    and isinstance(call.args[0], ast.Constant) \
+                    and not (isinstance(call.args[1], ast.Constant) and call.args[1].value is None):
+                buffers.add(str(call.args[0].value))
+            elif isinstance(statement, ast.Assign) and any(_stores_attribute(t) for t in statement.targets):
+                stores.append(statement.value)
+    return bool(buffers) and any(isinstance(node, ast.Attribute) and node.attr in buffers
+                                 and isinstance(node.value, ast.Name) and node.value.id == "self"
+                                 for value in stores for node in walk_ast(value))
 
 
 def _ast_stores_a_call_of(method: ast.AST, makes_tensor: Callable[[str], bool]) -> bool:
