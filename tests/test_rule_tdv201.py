@@ -1477,7 +1477,7 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.head = nn.Linear(4, 4)
-    def initial_inference(self, obs):
+    def initial_step(self, obs):
         hidden = self.head(obs)
         state = (torch.zeros(1, obs.size(0), 8), torch.zeros(1, obs.size(0), 8))
         return {ret}
@@ -1500,7 +1500,7 @@ def test_a_cpu_tensor_returned_beside_the_inputs_result(ret, expected):
 def test_a_bundle_is_judged_where_the_class_uses_it_and_spares_stand_ins():
     # a method the class calls itself is judged at that call (test_what_a_helper_method_returns...)
     called = BUNDLE.format(ret="hidden, state") + "    def forward(self, x):\n" \
-        "        out, state = self.initial_inference(x)\n        return out\n"
+        "        out, state = self.initial_step(x)\n        return out\n"
     assert tdv201(called) == []
     # a 0-dim stand-in (`log_prob` of a deterministic policy) mixes with any device
     sac = BUNDLE.format(ret="hidden, torch.tensor(0.), hidden")
@@ -1512,11 +1512,31 @@ def test_a_bundle_is_judged_where_the_class_uses_it_and_spares_stand_ins():
 
 
 def test_a_method_named_initial_runs_per_input():
-    """`initial_inference(self, obs)`, `initial_state(self, x)` run with the input; only
+    """`initial_step(self, obs)`, `initial_state(self, x)` run with the input; only
     `initialize...` names a builder."""
     code = BUNDLE.format(ret="hidden, state")
     assert tdv201(code) == [(9, 17, "TDV201"), (9, 49, "TDV201")]
-    assert tdv201(code.replace("initial_inference", "initialize_state")) == []
+    assert tdv201(code.replace("initial_step", "initialize_state")) == []
+
+
+@pytest.mark.parametrize("name, expected", [
+    # RecBole's `Random.predict(self, interaction)` returns `torch.rand(len(interaction))` to the
+    # evaluation loop, which meets it with the GPU scores of the other models' batches
+    ("predict", [(9, 17, "TDV201"), (9, 49, "TDV201")]),
+    ("full_sort_predict", [(9, 17, "TDV201"), (9, 49, "TDV201")]),
+    ("initial_inference", [(9, 17, "TDV201"), (9, 49, "TDV201")]),
+    ("sample", [(9, 17, "TDV201"), (9, 49, "TDV201")]),
+    ("initial_step", []),  # not named like an entry point: judged where it is used, unseen
+    ("predictor_state", []),  # not the whole word
+])
+def test_what_an_entry_point_of_a_module_returns_goes_to_its_callers(name, expected):
+    assert tdv201(BUNDLE.format(ret="state").replace("initial_step", name)) == expected
+
+
+def test_an_entry_point_the_class_calls_itself_is_judged_there():
+    code = BUNDLE.format(ret="state").replace("initial_step", "predict") + \
+        "    def forward(self, x):\n        state = self.predict(x)\n        return x\n"
+    assert tdv201(code) == []
 
 
 def test_a_value_computed_from_a_modules_inputs_is_where_they_are():
@@ -1569,3 +1589,16 @@ def test_the_seed_of_autograd_grad_given_by_keyword():
     assert tdv201(code) == [(3, 12, "TDV201")]
     assert tdv201(code.replace("torch.ones((dielectric.shape[0], 1))",
                                "torch.ones((dielectric.shape[0], 1), device=dielectric.device)")) == []
+
+
+def test_the_parts_of_one_input_placed_apart_in_a_dict():
+    """habitat's `_init_policy_input`: `prev_actions` made with `device=self.device`, the
+    recurrent state without, both handed to the policy in one dict."""
+    code = ("import torch\nclass Controller:\n    def _init_policy_input(self):\n"
+            "        prev_actions = torch.zeros(self.n, 2, device=self.device)\n"
+            "        hidden = torch.zeros(self.n, 4, 512)\n"
+            "        return {'rnn_hidden_states': hidden, 'prev_actions': prev_actions}\n")
+    assert tdv201(code) == [(5, 17, "TDV201")]
+    assert tdv201(code.replace(", device=self.device", "")) == []  # the whole input on the CPU
+    info = code.replace("        return {", "        info = {").replace("prev_actions}\n", "prev_actions}\n        return info\n")
+    assert tdv201(info) == [(5, 17, "TDV201")]

@@ -712,6 +712,21 @@ class FactoryWithoutDevice(Rule):
                     return BAD, None
                 child, depth = container, depth + 2
                 continue
+            if isinstance(parent, cst.DictElement) and parent.value is child:
+                container = self.ctx.parent(depth + 1)
+                others = [e.value for e in getattr(container, "elements", ())
+                          if isinstance(e, cst.DictElement) and e is not parent]
+                placed = [other for other in others if self.ctx.origins.is_on_device(other)]
+                if placed and not sensitive:
+                    # `{"hidden": torch.zeros(n, h), "actions": torch.zeros(n, device=d)}`: the
+                    # parts of one input placed apart (habitat's policy inputs)
+                    self._partner = placed[0]
+                    return BAD, None
+                if isinstance(self.ctx.parent(depth + 2), cst.Return):
+                    bundled.extend(others)  # `return {"out": out, "state": torch.zeros(n)}`
+                    child, depth = container, depth + 2
+                    continue
+                return NEUTRAL, None
             if isinstance(parent, (cst.List, cst.Tuple)):
                 child, depth = parent, depth + 1
                 continue
@@ -771,7 +786,9 @@ class FactoryWithoutDevice(Rule):
                 if sensitive and not self._frame.returns_to_caller and not told and self._frame.method_name \
                         and self._classes and (position is None or isinstance(child, cst.Tuple)):
                     self._returned_at = (self._frame.method_name, position)  # judged where it is used
-                    if self._partner is not None:
+                    # (what `predict`, `sample` or `initial_inference` returns goes to callers
+                    # outside the class, with the inputs' device: wrong there unless moved)
+                    if self._partner is not None or _ENTRY_POINT_RE.search(self._frame.method_name):
                         self._bundled = True
                     return NEUTRAL, None
                 if self._partner is not None and sensitive and self._frame.method_name:
@@ -1101,6 +1118,10 @@ _INDEX_ARGUMENT = {**{name: (1, "index") for name in (
     "index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_")},
     **{name: (0, "mask") for name in ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
                                       "masked_select")}}
+
+
+# Methods of a module that callers outside the class run on their inputs, as they run forward.
+_ENTRY_POINT_RE = re.compile(r"(?:^|_)(?:predict|infer|inference|generate|sample|decode|encode|act|score)(?:_|$)")
 
 
 def _is_record(call: cst.Call) -> bool:
