@@ -1602,3 +1602,30 @@ def test_the_parts_of_one_input_placed_apart_in_a_dict():
     assert tdv201(code.replace(", device=self.device", "")) == []  # the whole input on the CPU
     info = code.replace("        return {", "        info = {").replace("prev_actions}\n", "prev_actions}\n        return info\n")
     assert tdv201(info) == [(5, 17, "TDV201")]
+
+
+def test_an_accumulator_of_losses_computed_from_the_inputs():
+    """mmtracking's embed head: `loss_track = torch.tensor([0.])`, then `loss_track +=
+    self.loss_track(_sims, _targets)` for the parts of its inputs (a 0-dim start fails too:
+    an in-place result stays on the CPU)."""
+    code = ("import torch\nclass Head(torch.nn.Module):\n    def loss(self, sims, targets):\n"
+            "        total = torch.tensor([0.])\n        for s, t in zip(sims, targets):\n"
+            "            total += self.loss_track(s, t)\n        return total\n")
+    assert tdv201(code) == [(4, 16, "TDV201")]
+    assert tdv201(code.replace("torch.tensor([0.])", "torch.tensor(0.)")) == [(4, 16, "TDV201")]
+    assert tdv201(code.replace("torch.tensor([0.])", "0.0")) == []
+    assert tdv201(code.replace("self.loss_track(s, t)", "self.count(s, t)")) == []
+
+
+def test_what_a_held_network_computes_from_a_helpers_inputs():
+    """d3rlpy's TD3 `compute_target(self, x)`: `action = self.targ_policy(x)` (a network the
+    algorithm object keeps), then `action + sigma * torch.randn(action.shape)`; not what a
+    method of the class returns (unknown) nor what the network computes from nothing given."""
+    code = ("import torch\nclass TD3Impl:\n    def compute_target(self, x):\n"
+            "        action = self.targ_policy(x)\n"
+            "        noise = self.sigma * torch.randn(action.shape)\n"
+            "        return self.targ_q(x, action + noise)\n")
+    assert tdv201(code) == [(5, 29, "TDV201")]
+    method = code + "    def targ_policy(self, x):\n        return x.numpy()\n"
+    assert tdv201(method) == []
+    assert tdv201(code.replace("self.targ_policy(x)", "self.targ_policy(self.n)")) == []

@@ -127,6 +127,9 @@ class FunctionOrigins:
     derived: Set[str] = field(default_factory=set)
     input_parts: Set[str] = field(default_factory=set)  # unpacked from an input in sensitive code
     made_here: Set[str] = field(default_factory=set)
+    # in a helper method, locals a network the object holds computed from the inputs
+    # (`action = self.targ_policy(x)`): tensors, where the inputs are
+    network_outputs: Set[str] = field(default_factory=set)
     on_device: Set[str] = field(default_factory=set)
     device_names: List[str] = field(default_factory=list)
     # the function's own parameter named like a device, which it never reads (captum's
@@ -415,6 +418,8 @@ class TensorOrigins:
             (frame.made_here.add if made else frame.made_here.discard)(name)
             derived = not made and self._reads_inputs(read)
             (frame.derived.add if derived else frame.derived.discard)(name)
+            (frame.network_outputs.add if derived and self._calls_a_held_network(value)
+             else frame.network_outputs.discard)(name)
             if not derived and not made and frame.inputs_set_aside:
                 _count_rebinding(frame.inputs_set_aside, name, self.ctx.arms())
             if name in frame.inputs and not derived and not made:
@@ -435,6 +440,15 @@ class TensorOrigins:
             frame.on_device.discard(name)
         if self.is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
+
+    def _calls_a_held_network(self, value: cst.CSTNode) -> bool:
+        """`self.targ_policy(x)`: a callable the object keeps, not one of its class's methods
+        (a network, or a loss), called on what the method was given."""
+        info = self.ctx.current_class
+        if not (isinstance(value, cst.Call) and self_attribute_key(value.func) is not None and info is not None):
+            return False
+        name = value.func.attr.value  # type: ignore[attr-defined]
+        return not any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in info.node.body.body)
 
     def _computes_a_tensor(self, value: cst.CSTNode) -> bool:
         """A tensor by the model's kinds, or the result of a torch op (`torch.cov(x.T)`)."""
@@ -583,11 +597,13 @@ class TensorOrigins:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         # a local computed from the inputs, known to be a tensor, is where they are
         # (in device-sensitive code, as its inputs are: `out = utils.repeat(inputs, n)`, `out + noise`)
+        network_output = node.value in frame.network_outputs
         if node.value not in frame.inputs and node.value not in frame.input_parts and not (
-                node.value in frame.derived and (proven or frame.sensitive or self.ctx.kinds.is_tensor(node))):
+                node.value in frame.derived and (proven or frame.sensitive or network_output
+                                                 or self.ctx.kinds.is_tensor(node))):
             return False
         return frame.sensitive or (frame.helper and not frame.moves_inputs
-                                   and (proven or self.ctx.kinds.is_tensor(node)))
+                                   and (proven or network_output or self.ctx.kinds.is_tensor(node)))
 
     def involves_input(self, node: cst.CSTNode) -> bool:
         """`is_input_tensor`, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""

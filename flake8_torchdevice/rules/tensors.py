@@ -557,8 +557,14 @@ class FactoryWithoutDevice(Rule):
         while isinstance(target, cst.Subscript):
             target = target.value
         if isinstance(target, cst.Name) and target.value in self._frame.new_tensors \
-                and self.ctx.origins.involves_input(node.value):
+                and (self.ctx.origins.involves_input(node.value) or self._loss_of_inputs(node.value)):
             self._report_with_companions(self._frame.new_tensors.pop(target.value)[0], node.value)
+
+    def _loss_of_inputs(self, value: cst.CSTNode) -> bool:
+        """`self.loss_track(sims, targets)`, `criterion(pred, y)`: a loss computed from the
+        inputs, on their device (mmtracking's `loss_track += self.loss_track(...)`)."""
+        return isinstance(value, cst.Call) and bool(_LOSS_CALLEE_RE.search(last_identifier(value.func) or "")) \
+            and any(self.ctx.origins.involves_input(arg.value) for arg in value.args)
 
     # ------------------------------------------------------------ the factory's fate
 
