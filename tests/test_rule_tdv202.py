@@ -865,3 +865,19 @@ def test_a_buffer_registered_empty_makes_nothing():
     code = BUFFER_DERIVED.format(store="self.alias = self.margins", use="cosine + self.alias").replace(
         'torch.tensor(margins).float()', "None")
     assert tdv202(code) == []
+
+
+def test_a_parameter_moved_while_built_is_a_plain_tensor():
+    """simulai's Wavelet activation: `self.w1 = nn.Parameter(torch.ones(1)).to(self.device)`:
+    on a GPU `.to()` returns a plain copy that is neither registered nor trained (on the CPU
+    it returns the Parameter itself). Reported, with no register_buffer fix: the value was
+    meant to be trained (`nn.Parameter(torch.ones(1, device=device))`)."""
+    code = ("import torch\nclass Wavelet(torch.nn.Module):\n    def __init__(self, device='cpu'):\n"
+            "        super().__init__()\n        self.device = device\n"
+            "        self.w1 = torch.nn.Parameter(torch.ones(1), requires_grad=True).to(self.device)\n"
+            "    def forward(self, x):\n        return self.w1 * torch.sin(x)\n")
+    assert tdv202(code) == [(6, 8, "TDV202")]
+    from flake8_torchdevice.engine import Options, lint_source
+    [finding] = lint_source(code, "w.py", Options(enabled=frozenset({"TDV202"})))
+    assert not finding.fixable
+    assert tdv202(code.replace(".to(self.device)", "")) == []

@@ -1557,6 +1557,9 @@ class UnregisteredTensorAttribute(Rule):
         if any(a.name == assignment.name and isinstance(a.value, cst.Call)
                and last_identifier(a.value.func) in REGISTERING_CONSTRUCTORS for a in info.assignments):
             return None  # `if trainable: self.t = nn.Parameter(self.t)`: a buffer of that name would refuse it
+        receiver = method_call(assignment.value, "to", "cuda")
+        if isinstance(receiver, cst.Call) and last_identifier(receiver.func) in REGISTERING_CONSTRUCTORS:
+            return None  # `nn.Parameter(t).to(d)` was meant to be trained: move `t` inside, by hand
         register = cst.Call(
             func=cst.Attribute(value=assignment.target.value, attr=cst.Name("register_buffer")),
             args=[cst.Arg(cst.SimpleString(f'"{assignment.name}"')), cst.Arg(assignment.value),
@@ -1812,8 +1815,11 @@ class _FunctionScan:
         self.calls = [sub for sub in nodes if isinstance(sub, ast.Call)]
         # arguments of registration (`nn.Parameter(scale * torch.ones(d))` too), and iterables
         # of comprehensions, never end up on self as a new tensor
+        # (not `nn.Parameter(torch.ones(1)).to(device)`: a moved copy is a plain tensor again)
+        moved = {id(call.func.value) for call in self.calls
+                 if isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda")}
         self.excluded = {id(sub) for call in self.calls if _ast_callee(call) in REGISTERING_CALLS
-                         for arg in call.args for sub in walk_ast(arg)}
+                         and id(call) not in moved for arg in call.args for sub in walk_ast(arg)}
         self.excluded |= {id(sub.iter) for sub in nodes if isinstance(sub, ast.comprehension)}
         self._reads: Dict[int, Tuple[Set[int], Set[str]]] = {}
 
