@@ -1629,3 +1629,13 @@ def test_what_a_held_network_computes_from_a_helpers_inputs():
     method = code + "    def targ_policy(self, x):\n        return x.numpy()\n"
     assert tdv201(method) == []
     assert tdv201(code.replace("self.targ_policy(x)", "self.targ_policy(self.n)")) == []
+
+
+def test_nn_init_fills_its_argument_in_place():
+    """mbrl-lib's `truncated_normal_(tensor)`: `torch.where(cond, nn.init.normal_(
+    torch.ones(tensor.shape)), tensor)`: `normal_` returns the CPU tensor it filled."""
+    code = ("import torch\ndef truncated_normal_(tensor: torch.Tensor, std: float = 1):\n"
+            "    cond = tensor > 2 * std\n"
+            "    return torch.where(cond, torch.nn.init.normal_(torch.ones(tensor.shape), std=std), tensor)\n")
+    assert tdv201(code) == [(4, 51, "TDV201")]
+    assert tdv201(code.replace("torch.ones(tensor.shape)", "torch.ones(tensor.shape, device=tensor.device)")) == []

@@ -891,8 +891,9 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "moves_argument"):
             return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
-        if self.ctx.resolve(call.func) in VARIABLE:
-            return None  # `Variable(t)` is t
+        if self.ctx.resolve(call.func) in VARIABLE or (
+                (self.ctx.resolve(call.func) or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
+            return None  # `Variable(t)` is t, and so is `nn.init.normal_(t)`, which fills t in place
         if isinstance(call.func, cst.Attribute) and self._is_new_cpu_tensor(call.func.value):
             # `torch.Tensor(anchors).index_select(1, torch.LongTensor([0]))`: a method of another
             # CPU tensor made here; what it returns decides
