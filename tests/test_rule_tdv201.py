@@ -1639,3 +1639,13 @@ def test_nn_init_fills_its_argument_in_place():
             "    return torch.where(cond, torch.nn.init.normal_(torch.ones(tensor.shape), std=std), tensor)\n")
     assert tdv201(code) == [(4, 51, "TDV201")]
     assert tdv201(code.replace("torch.ones(tensor.shape)", "torch.ones(tensor.shape, device=tensor.device)")) == []
+
+
+def test_a_tensor_moved_onto_itself_stays_where_it_is():
+    """lightning-bolts' GAN: `fake = torch.zeros(n, 1)`, then `fake = fake.type_as(fake)`
+    (meant `type_as(x)`): no move at all."""
+    code = ("import torch\nclass GAN(torch.nn.Module):\n    def discriminator_loss(self, x):\n"
+            "        fake = torch.zeros(x.size(0), 1)\n        fake = fake.type_as(fake)\n"
+            "        return self.adversarial_loss(self.discriminator(x), fake)\n")
+    assert tdv201(code) == [(4, 15, "TDV201")]
+    assert tdv201(code.replace("fake.type_as(fake)", "fake.type_as(x)")) == []

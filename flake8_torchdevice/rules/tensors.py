@@ -627,8 +627,9 @@ class FactoryWithoutDevice(Rule):
                 call = self.ctx.parent(depth + 1)
                 name = parent.attr.value
                 if name in MOVERS and isinstance(call, cst.Call) and call.func is parent \
-                        and not changes_dtype_only(call, self.ctx.resolve):
-                    return MOVED, None
+                        and not changes_dtype_only(call, self.ctx.resolve) \
+                        and not (key is not None and call.args and root_name(call.args[0].value) == key):
+                    return MOVED, None  # (not `fake = fake.type_as(fake)`: where it already is)
                 if name == "type" and isinstance(call, cst.Call) and call.func is parent \
                         and self.ctx.origins.is_on_device(call):
                     return MOVED, None  # `.type(Tensor)` of a CUDA type chosen where CUDA is there
