@@ -856,6 +856,10 @@ class ArcFaceHead(nn.Module):
     ("self.register_buffer('mm', torch.sin(self.margins))", "cosine - self.mm", []),  # a buffer too
     ("self.p = nn.Parameter(self.margins.clone())", "cosine - self.p", []),
     ("self.margins = self.margins * 2", "cosine - self.margins", []),  # the buffer, updated
+    # mmpretrain's grounding head: `self.bin_start_idx = self.target_ids[0]`, a 0-dim element
+    ("self.first = self.margins[0]", "cosine - self.first", []),
+    ("self.last = self.margins[-1]", "cosine - self.last", []),
+    ("self.rows = self.margins[1:]", "cosine - self.rows", [(9, 8, "TDV202")]),
 ])
 def test_a_tensor_computed_from_a_buffer_while_built(store, use, expected):
     assert tdv202(BUFFER_DERIVED.format(store=store, use=use)) == expected

@@ -208,6 +208,7 @@ class ScopeKinds:
     batch_parts: Set[str] = field(default_factory=set)
     fixed: Set[str] = field(default_factory=set)  # names bound to a fixed-device tensor
     made: Set[str] = field(default_factory=set)  # names bound to a tensor made here, on any device
+    buffers: Set[str] = field(default_factory=set)  # `self.<name>` registered as a buffer here
     loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
     tensor_loaders: Set[str] = field(default_factory=set)  # ... whose `collate_fn` returns a tensor
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
@@ -503,6 +504,8 @@ class ValueKinds:
             kinds = self.ctx.function_scope().notes.get("kinds")
             return kinds is not None and f"self.{node.attr.value}" in (kinds.made if any_device else kinds.fixed)
         if kind is cst.Subscript:
+            if any_device and _indexes_one_element(node) and self._is_buffer(node.value):
+                return False  # `self.target_ids[0]`: a 0-dim element, which mixes with any device
             return self.is_fixed_tensor(node.value, any_device)
         if kind is cst.UnaryOperation:
             return self.is_fixed_tensor(node.expression, any_device)
@@ -526,6 +529,12 @@ class ValueKinds:
         if kind is cst.Call:
             return self._call_is_fixed(node, any_device)
         return False
+
+    def _is_buffer(self, node: cst.CSTNode) -> bool:
+        """`self.<name>` registered as a buffer earlier in this method."""
+        kinds = self.ctx.function_scope().notes.get("kinds")
+        return kinds is not None and self.self_attribute(node) is not None \
+            and f"self.{node.attr.value}" in kinds.buffers  # type: ignore[attr-defined]
 
     def is_fixed_at_run_time(self, node: cst.CSTNode) -> bool:
         """`is_fixed_tensor` as if the code ran after the module was built, whatever the
@@ -937,6 +946,7 @@ class ValueKinds:
             name = string_value(node.args[0].value)
             if name is not None:
                 self.facts().made.add(f"self.{name}")
+                self.facts().buffers.add(f"self.{name}")
         if (isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY_METHODS or _takes_dim(node))
                 and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")):
             self.facts().tensor_uses.add(func.value.value)  # (`self.norm(...)` calls a module's method)
@@ -1120,3 +1130,13 @@ def changes_dtype_only(call: cst.Call, resolve) -> bool:
     if args:
         return is_dtype(args[0].value, resolve)
     return keyword(call, "dtype") is not None
+
+
+def _indexes_one_element(node: cst.Subscript) -> bool:
+    """`t[0]`, `t[-1]`: an integer literal as the only index."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    value = node.slice[0].slice.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, cst.Integer)

@@ -50,7 +50,8 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ONLY_METHODS, TO_PYTHON, VARIABLE, KindsContext,
+from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
+                    VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
                      is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
@@ -130,6 +131,9 @@ class FunctionOrigins:
     # in a helper method, locals a network the object holds computed from the inputs
     # (`action = self.targ_policy(x)`): tensors, where the inputs are
     network_outputs: Set[str] = field(default_factory=set)
+    # locals holding what an input becomes as a whole: a call's result given the input
+    # (`out = utils.repeat(inputs, n)`), an item of an input iterated (`for s, t in zip(sims, ts)`)
+    carried: Set[str] = field(default_factory=set)
     on_device: Set[str] = field(default_factory=set)
     device_names: List[str] = field(default_factory=list)
     # the function's own parameter named like a device, which it never reads (captum's
@@ -366,6 +370,7 @@ class TensorOrigins:
             derived = self._reads_inputs(list(names_read(node.iter)))
             for target in _target_names(node.target):
                 (frame.derived.add if derived else frame.derived.discard)(target)
+                (frame.carried.add if derived else frame.carried.discard)(target)
                 self._forget(target, node)
         for item, module in parameter_loop_targets(node.target, node.iter):
             # the parameters of a module sit where it was moved: of `self` in its methods
@@ -420,6 +425,8 @@ class TensorOrigins:
             (frame.derived.add if derived else frame.derived.discard)(name)
             (frame.network_outputs.add if derived and self._calls_a_held_network(value)
              else frame.network_outputs.discard)(name)
+            (frame.carried.add if derived and self._carries_an_input(value)
+             else frame.carried.discard)(name)
             if not derived and not made and frame.inputs_set_aside:
                 _count_rebinding(frame.inputs_set_aside, name, self.ctx.arms())
             if name in frame.inputs and not derived and not made:
@@ -440,6 +447,30 @@ class TensorOrigins:
             frame.on_device.discard(name)
         if self.is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
+
+    def _carries_an_input(self, value: cst.CSTNode) -> bool:
+        """Is `value` what an input (or a local carrying one) becomes as a whole: handed to a
+        call (`utils.repeat_by_expand_at(inputs, n)`), a method of it (`x.index_select(0, i)`),
+        a part of it (`x[0]`), arithmetic on it; not a number read from one of its attributes
+        (`location.width / n`)."""
+        frame = self.current
+        if isinstance(value, cst.Name):
+            return value.value in frame.inputs or value.value in frame.carried
+        if isinstance(value, cst.Call):
+            if (last_identifier(value.func) or "") in NEUTRAL_CALLEES or method_call(value, *TO_PYTHON) is not None:
+                return False  # `float(x)`, `len(xs)`, `x.item()`: Python data
+            receiver = value.func.value if isinstance(value.func, cst.Attribute) else None
+            return (receiver is not None and self._carries_an_input(receiver)) or any(
+                self._carries_an_input(arg.value) for arg in value.args)
+        if isinstance(value, cst.Subscript):
+            return self._carries_an_input(value.value)
+        if isinstance(value, cst.Attribute):
+            return value.attr.value in TENSOR_ATTRIBUTES and self._carries_an_input(value.value)
+        if isinstance(value, cst.BinaryOperation):
+            return self._carries_an_input(value.left) or self._carries_an_input(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            return self._carries_an_input(value.expression)
+        return False
 
     def _calls_a_held_network(self, value: cst.CSTNode) -> bool:
         """`self.targ_policy(x)`: a callable the object keeps, not one of its class's methods
@@ -545,8 +576,11 @@ class TensorOrigins:
             if isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON \
                     and self.is_on_device(node.func.value):
                 return True
-            if isinstance(node.func, cst.Name) and node.func.value in self.current.on_device:
-                return True  # `pos, neg = model(u, seq)` of a moved model: what it computes is there
+            if isinstance(node.func, cst.Name) and node.func.value in self.current.on_device \
+                    and self.ctx.kinds.is_module(node.func):
+                # `pos, neg = model(u, seq)` of a moved model: what it computes is there (not
+                # what a moved pipeline returns: diffusers' images are arrays)
+                return True
             callee = last_identifier(node.func) or ""
             qualified = self.ctx.resolve(node.func)
             if callee in NEUTRAL_CALLEES and not is_tensor_op(qualified):
@@ -596,11 +630,12 @@ class TensorOrigins:
         if not isinstance(node, cst.Name) or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         # a local computed from the inputs, known to be a tensor, is where they are
-        # (in device-sensitive code, as its inputs are: `out = utils.repeat(inputs, n)`, `out + noise`)
         network_output = node.value in frame.network_outputs
+        # (in device-sensitive code, what a call computes from an input is where the input is:
+        # `out = utils.repeat(inputs, n)`, then `out + noise`; not `location.width / n`)
         if node.value not in frame.inputs and node.value not in frame.input_parts and not (
-                node.value in frame.derived and (proven or frame.sensitive or network_output
-                                                 or self.ctx.kinds.is_tensor(node))):
+                node.value in frame.derived and (proven or network_output or self.ctx.kinds.is_tensor(node)
+                                                 or (frame.sensitive and node.value in frame.carried))):
             return False
         return frame.sensitive or (frame.helper and not frame.moves_inputs
                                    and (proven or network_output or self.ctx.kinds.is_tensor(node)))
