@@ -1661,3 +1661,20 @@ def test_a_tensor_moved_onto_itself_stays_where_it_is():
             "        return self.adversarial_loss(self.discriminator(x), fake)\n")
     assert tdv201(code) == [(4, 15, "TDV201")]
     assert tdv201(code.replace("fake.type_as(fake)", "fake.type_as(x)")) == []
+
+
+def test_counters_and_sizes_are_no_parts_of_the_inputs():
+    """Comfy's qwen_vl windows: `for t, h, w in grid_thw:` then `pad = size - (h // m) % size`
+    handed to `F.pad`: sizes, not tensors; habitat's `for i, plan in enumerate(masks):` then
+    `skills[i] = ...`: `i` counts. What a loop takes of its input is a part of it otherwise
+    (mmtracking's `for s, t in zip(sims, targets)`, test_an_accumulator_of_losses...)."""
+    pad = ("import torch\nimport torch.nn.functional as F\nclass Vit(torch.nn.Module):\n"
+           "    def windows(self, grid_thw):\n        out = []\n        for t, h, w in grid_thw:\n"
+           "            index = torch.arange(t * h * w).reshape(t, h, w)\n"
+           "            pad_h = 8 - (h // 2) % 8\n            out.append(F.pad(index, (0, 0, 0, pad_h)))\n"
+           "        return out\n")
+    assert tdv201(pad) == []
+    counter = ("import torch\nclass Planner(torch.nn.Module):\n    def plan(self, masks):\n"
+               "        skills = []\n        for i, m in enumerate(masks):\n"
+               "            skills.append(torch.ones(3) * i)\n        return torch.cat(skills)\n")
+    assert tdv201(counter) == []

@@ -368,9 +368,14 @@ class TensorOrigins:
         frame = self.current
         if frame.sensitive or frame.helper:
             derived = self._reads_inputs(list(names_read(node.iter)))
+            # (`for i, m in enumerate(masks)`: `i` counts, it is no item of the input)
+            counter = node.target.elements[0].value if isinstance(node.iter, cst.Call) \
+                and last_identifier(node.iter.func) == "enumerate" and isinstance(node.target, cst.Tuple) \
+                and node.target.elements else None
             for target in _target_names(node.target):
                 (frame.derived.add if derived else frame.derived.discard)(target)
-                (frame.carried.add if derived else frame.carried.discard)(target)
+                carried = derived and not (isinstance(counter, cst.Name) and counter.value == target)
+                (frame.carried.add if carried else frame.carried.discard)(target)
                 self._forget(target, node)
         for item, module in parameter_loop_targets(node.target, node.iter):
             # the parameters of a module sit where it was moved: of `self` in its methods
@@ -394,6 +399,8 @@ class TensorOrigins:
             elif (frame.sensitive or frame.helper) and self._reads_inputs(list(names_read(item))) \
                     and self._computes_a_tensor(item):
                 frame.derived.add(collected.value)
+                if self._carries_an_input(item):
+                    frame.carried.add(collected.value)  # `parts.append(x[idx])`: the input's parts
         copied = method_call(node.value, "copy_")
         if copied is not None and node.value.args and frame.helper and root_name(copied) in frame.made_here \
                 and self._reads_inputs(list(names_read(node.value.args[0].value))):
@@ -467,6 +474,8 @@ class TensorOrigins:
         if isinstance(value, cst.Attribute):
             return value.attr.value in TENSOR_ATTRIBUTES and self._carries_an_input(value.value)
         if isinstance(value, cst.BinaryOperation):
+            if isinstance(value.operator, (cst.FloorDivide, cst.Modulo)):
+                return False  # `grid_h // merge`: a size or an index (Comfy's qwen_vl windows)
             return self._carries_an_input(value.left) or self._carries_an_input(value.right)
         if isinstance(value, cst.UnaryOperation):
             return self._carries_an_input(value.expression)
