@@ -20,6 +20,11 @@ after them on the way up) and keeps one `FunctionOrigins` per function being wal
 - *input_parts*: in device-sensitive code, the names an input is unpacked into
   (`log_pi, mu, sigma = x`): the caller's tensors, as the input is;
 - *made_here*: locals computed from tensors the function made itself;
+- *carried*: derived locals that hold an input as a whole become something else (`out =
+  utils.repeat(inputs, n)`, `x[idx]`, an item of an input iterated), not a number read from
+  one (`location.width / n`, an `enumerate` counter, `h // 2`): in device-sensitive code they are
+  tensors where the inputs are; *network_outputs*: in a helper, what a network the object keeps
+  computes from the inputs (`action = self.targ_policy(x)`);
 - *on_device*: names known to hold a tensor (or module, moved in place) on a device
   chosen at run time: `x.to(device)`, `torch.zeros(n, device=d)`, `x.cuda()`, and what is
   computed from one (`model(x)`, `logits.argmax(1)`);

@@ -139,7 +139,12 @@ class FactoryWithoutDevice(Rule):
       keeps the first call's device);
     - in a helper method of an `nn.Module` that returns it (`return feats, mask`): when a
       method of the class combines what the helper returned with a device tensor
-      (`feats, mask = self._prepare(x)`, then `out * mask`) and does not move it;
+      (`feats, mask = self._prepare(x)`, then `out * mask`) and does not move it; and when
+      the class never calls the method itself, so that its callers are outside: when it is
+      returned beside what the method computed from its inputs (`return hidden,
+      torch.zeros(1, n, h)`, also in a record `Output(...)` or a dict), or returned by an
+      entry point (`predict`, `sample`, `generate`, `act`, `*_inference`, ...); a 0-dim
+      stand-in (`torch.tensor(0.)`) and an index the method used stay silent;
     - in a function with a parameter named like a device that it never reads
       (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
       where the tensor belongs;
