@@ -1133,10 +1133,6 @@ def changes_dtype_only(call: cst.Call, resolve) -> bool:
 
 
 def _indexes_one_element(node: cst.Subscript) -> bool:
-    """`t[0]`, `t[-1]`: an integer literal as the only index."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return False
-    value = node.slice[0].slice.value
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        value = value.expression
-    return isinstance(value, cst.Integer)
+    """`t[0]`, `t[-1]`: a number as the only index."""
+    return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+        and number_value(node.slice[0].slice.value) is not None
