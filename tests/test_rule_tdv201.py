@@ -1678,3 +1678,74 @@ def test_counters_and_sizes_are_no_parts_of_the_inputs():
                "        skills = []\n        for i, m in enumerate(masks):\n"
                "            skills.append(torch.ones(3) * i)\n        return torch.cat(skills)\n")
     assert tdv201(counter) == []
+
+
+STATE_MAKER = """import torch
+import torch.nn as nn
+class Cell(nn.Module):
+    def __init__(self, n, h):
+        super().__init__()
+        self.h = h
+        self.gru = nn.GRUCell(n, h)
+    def forward(self, x, hidden):
+        return self.gru(x, hidden)
+    def {name}(self, batch_size):
+        return torch.zeros(batch_size, self.h)
+"""
+
+
+@pytest.mark.parametrize("name, expected", [
+    # mmocr's `AttentionGRUCell.init_hidden(self, batch_size)`: the decoder (another file) feeds the
+    # CPU state to the moved cell with its GPU inputs, once per batch
+    ("init_hidden", [(11, 15, "TDV201")]),
+    ("initHidden", [(11, 15, "TDV201")]),
+    ("init_hidden_state", [(11, 15, "TDV201")]),
+    ("get_initial_state", [(11, 15, "TDV201")]),
+    ("zero_state", [(11, 15, "TDV201")]),
+    ("begin_state", [(11, 15, "TDV201")]),
+    ("init_weights", []),  # a builder, run once
+    ("init_hidden_layers", []),  # not a state: builds layers
+    ("hidden_size", []),
+])
+def test_a_recurrent_state_maker_returns_its_state_to_callers(name, expected):
+    assert tdv201(STATE_MAKER.format(name=name)) == expected
+
+
+def test_a_recurrent_state_maker_on_the_modules_device_or_run_at_construction_is_fine():
+    on_device = STATE_MAKER.format(name="init_hidden").replace(
+        "torch.zeros(batch_size, self.h)", "torch.zeros(batch_size, self.h, device=self.gru.weight_hh.device)")
+    assert tdv201(on_device) == []
+    # word_language_model's idiom
+    new_zeros = STATE_MAKER.format(name="init_hidden").replace(
+        "return torch.zeros(batch_size, self.h)",
+        "weight = next(self.parameters())\n        return weight.new_zeros(batch_size, self.h)")
+    assert tdv201(new_zeros) == []
+    # called by __init__: made before the module can be moved (TDV202 judges what is kept)
+    at_init = STATE_MAKER.format(name="init_hidden").replace(
+        "self.gru = nn.GRUCell(n, h)", "self.gru = nn.GRUCell(n, h)\n        size = self.init_hidden(1).shape")
+    assert tdv201(at_init) == []
+    # not a module: an agent's helper, judged where its result meets a device tensor
+    plain = STATE_MAKER.format(name="init_hidden").replace("(nn.Module)", "").replace(
+        "        super().__init__()\n", "")
+    assert tdv201(plain) == []
+
+
+def test_a_recurrent_state_used_whole_by_the_class_counts_for_each_part():
+    # the tuple `initHidden` returns goes, whole, into the moved LSTM with the GPU input
+    code = """import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, n, h):
+        super().__init__()
+        self.h = h
+        self.lstm = nn.LSTM(n, h)
+    def initHidden(self, bsz):
+        return (torch.zeros(1, bsz, self.h), torch.zeros(1, bsz, self.h))
+    def forward(self, x):
+        hidden = self.initHidden(x.size(1))
+        return self.lstm(x, hidden)
+"""
+    assert tdv201(code) == [(9, 16, "TDV201"), (9, 45, "TDV201")]
+    moved = code.replace("return (torch.zeros(1, bsz, self.h), torch.zeros(1, bsz, self.h))",
+                         "return (torch.zeros(1, bsz, self.h).to(self.lstm.weight_hh_l0.device),) * 2")
+    assert tdv201(moved) == []

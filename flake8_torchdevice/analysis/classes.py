@@ -39,11 +39,22 @@ _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
 INIT_TIME_NAME_RE = re.compile(r"init(?!ial(?!i))|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
 
 
+# Methods that make a recurrent network's state for a batch (`init_hidden(self, bsz)`,
+# `initial_state`, `zero_state`): named like setup, but called per batch, beside the inputs.
+STATE_MAKER_RE = re.compile(
+    r"^_*(?:get_?)?(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?"
+    r"(?:rnn_?|lstm_?|gru_?)?(?:hidden|state|memory|mem|carry|cell)(?:_?(?:state|cell))?s?$", re.I)
+
+
 def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:
     """A method named like one that runs while its object is built (`_init_weights`,
     `build_layers`). A lazy module's `initialize_parameters(self, x)` is not: PyTorch
-    calls it at the first forward, with the input, on the input's device."""
+    calls it at the first forward, with the input, on the input's device; nor is a
+    recurrent state's maker (`init_hidden(self, batch_size)`), called per batch (what
+    `__init__` calls is init-time all the same: `ClassInfo.is_init_time`)."""
     if name == "initialize_parameters" and info is not None and info.is_lazy:
+        return False
+    if STATE_MAKER_RE.match(name):
         return False
     return INIT_TIME_NAME_RE.search(name) is not None
 # Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).

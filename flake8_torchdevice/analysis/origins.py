@@ -50,7 +50,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Set,
 
 import libcst as cst
 
-from .classes import is_init_time_name
+from .classes import STATE_MAKER_RE, is_init_time_name
 from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
@@ -254,6 +254,9 @@ class TensorOrigins:
         if handed_in is not None:
             # `rsample(self)` of a `Distribution`: it computes on the tensors `__init__` was given
             sensitive, method_name = True, name
+        elif info is not None and info.is_module and STATE_MAKER_RE.match(name) \
+                and not is_static_or_class_method(node) and not info.is_init_time(name):
+            sensitive, method_name = True, name  # `init_hidden(self, batch_size)`: made per batch, for the inputs
         elif not inputs or is_init_time_name(name, info) or (
                 _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
             pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)

@@ -21,7 +21,7 @@ from ..analysis import (
     positional_args,
     root_name,
 )
-from ..analysis.classes import REGISTERING_CONSTRUCTORS, AttributeAssignment, ClassInfo, follows_own_device
+from ..analysis.classes import REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.devices import moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
@@ -389,7 +389,9 @@ class FactoryWithoutDevice(Rule):
         # (a method the class never calls itself is called from outside: a bundle is wrong there)
         called_here = set().union(*info.references.values()) if info is not None else set()
         for key, made in frame.returned.items():
-            used = key in frame.met or (key in frame.bundled and key[0] not in called_here)
+            # (a part of a result counts as met where the whole is: `self.lstm(x, self.init_hidden(n))`)
+            used = key in frame.met or (key[0], None) in frame.met \
+                or (key in frame.bundled and key[0] not in called_here)
             if used and key not in frame.moved and key[0] not in init_time:
                 for call, message, fix in made:
                     self.report(call, message, fix=fix)
@@ -796,7 +798,8 @@ class FactoryWithoutDevice(Rule):
                     self._returned_at = (self._frame.method_name, position)  # judged where it is used
                     # (what `predict`, `sample` or `initial_inference` returns goes to callers
                     # outside the class, with the inputs' device: wrong there unless moved)
-                    if self._partner is not None or _ENTRY_POINT_RE.search(self._frame.method_name):
+                    if self._partner is not None or _ENTRY_POINT_RE.search(self._frame.method_name) \
+                            or STATE_MAKER_RE.match(self._frame.method_name):
                         self._bundled = True
                     return NEUTRAL, None
                 if self._partner is not None and sensitive and self._frame.method_name:
