@@ -74,6 +74,7 @@ def timm_tree() -> str:
     target = os.path.join(CACHE, f"timm-{TIMM}")
     package = os.path.join(target, "timm")
     if os.path.isdir(package):
+        mark_project_root(target, "timm", TIMM)
         return package
     os.makedirs(CACHE, exist_ok=True)
     wheels = glob.glob(os.path.join(CACHE, f"timm-{TIMM}-*.whl"))
@@ -83,7 +84,18 @@ def timm_tree() -> str:
         wheels = glob.glob(os.path.join(CACHE, f"timm-{TIMM}-*.whl"))
     with zipfile.ZipFile(wheels[0]) as wheel:
         wheel.extractall(target)
+    mark_project_root(target, "timm", TIMM)
     return package
+
+
+def mark_project_root(folder: str, name: str, version: str) -> None:
+    """Make an unpacked wheel a project of its own, as a checkout of the library is:
+    without a root marker the project index would climb to this repository's root and
+    read our files (tests, benchmarks) as the library's."""
+    marker = os.path.join(folder, "pyproject.toml")
+    if not os.path.exists(marker):
+        with open(marker, "w") as handle:
+            handle.write(f'[project]\nname = "{name}"\nversion = "{version}"\n')
 
 
 def plain_flake8() -> str:

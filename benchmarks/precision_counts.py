@@ -35,6 +35,8 @@ from flake8_torchdevice.cli import iter_python_files, lint_path, read_source  # 
 from flake8_torchdevice.engine import Options  # noqa: E402
 from flake8_torchdevice.rules import select_codes  # noqa: E402
 
+from bench import mark_project_root  # noqa: E402  (this folder is on sys.path: run as a script)
+
 CACHE = os.path.join(HERE, ".cache")
 PROJECTS = ["timm==1.0.31", "ultralytics==8.4.190", "mmsegmentation==1.2.2", "kornia==0.9.0", "monai==1.6.1"]
 RESEARCH_LIST = os.path.join(HERE, "research_repos.txt")
@@ -52,7 +54,7 @@ class Counts(NamedTuple):
 
 
 def project_source(requirement: str) -> str:
-    name = requirement.split("==")[0]
+    name, _, version = requirement.partition("==")
     target = os.path.join(CACHE, name)
     if not os.path.isdir(target):
         os.makedirs(CACHE, exist_ok=True)
@@ -60,6 +62,7 @@ def project_source(requirement: str) -> str:
                        check=True)
         wheel = glob.glob(os.path.join(CACHE, f"{name}-*.whl"))[0]
         zipfile.ZipFile(wheel).extractall(target)
+    mark_project_root(target, name, version)
     return target
 
 

@@ -907,9 +907,10 @@ class ProjectIndex:
             return False
         mine = os.path.abspath(self.path)
         for path in _project_files(mine):
-            if path != mine and _mentions(path, _DEFAULT_DEVICE_SETTERS):
+            # (the cheap tests first: a summary parses the whole file, 10 MB for timm's biggest)
+            if path != mine and _mentions(path, _DEFAULT_DEVICE_SETTERS) and _imports_file(path, mine):
                 summary = _summary_of(path)
-                if summary is not None and summary.sets_default_device and _imports_file(path, mine):
+                if summary is not None and summary.sets_default_device:
                     return True
         return False
 
