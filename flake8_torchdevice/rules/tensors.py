@@ -143,7 +143,9 @@ class FactoryWithoutDevice(Rule):
       the class never calls the method itself, so that its callers are outside: when it is
       returned beside what the method computed from its inputs (`return hidden,
       torch.zeros(1, n, h)`, also in a record `Output(...)` or a dict), or returned by an
-      entry point (`predict`, `sample`, `generate`, `act`, `*_inference`, ...); a 0-dim
+      entry point (`predict`, `sample`, `generate`, `act`, `*_inference`, ...) or by a
+      recurrent state's maker (`init_hidden(self, batch_size)`, `initial_state`,
+      `zero_state`: named like setup, run per batch unless `__init__` calls it); a 0-dim
       stand-in (`torch.tensor(0.)`) and an index the method used stay silent;
     - in a function with a parameter named like a device that it never reads
       (`def get_scale_mat(self, m, device)`): when it is returned. The caller said
