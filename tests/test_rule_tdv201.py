@@ -1749,3 +1749,42 @@ class Net(nn.Module):
     moved = code.replace("return (torch.zeros(1, bsz, self.h), torch.zeros(1, bsz, self.h))",
                          "return (torch.zeros(1, bsz, self.h).to(self.lstm.weight_hh_l0.device),) * 2")
     assert tdv201(moved) == []
+
+
+def test_an_entry_point_returning_what_it_took_to_the_host_is_fine():
+    # modelscope's `generate`: the predictions go to the host as lists and come back as a CPU
+    # tensor of tokens, for the caller to decode
+    code = """import torch
+import torch.nn as nn
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+    def generate(self, input_ids):
+        preds = self.backbone(input_ids)
+        response = [x.argmax(-1).tolist() for x in preds]
+        return torch.tensor(response)
+"""
+    assert tdv201(code) == []
+    # without the trip to the host the entry point hands out a new CPU tensor
+    assert tdv201(code.replace("x.argmax(-1).tolist()", "x.argmax(-1)").replace(
+        "torch.tensor(response)", "torch.zeros(len(response))")) == [(10, 15, "TDV201")]
+
+
+@pytest.mark.parametrize("name, expected", [
+    # kospeech's tests: `pack_padded_sequence` wants the lengths on the CPU
+    ("input_lengths", []),
+    ("src_lens", []),
+    ("lengths", []),
+    ("weights", [(6, 14, "TDV201")]),
+])
+def test_sequence_lengths_handed_to_a_moved_model_stay_on_the_cpu(name, expected):
+    code = f"""import torch
+model = Net().to(device)
+for x, y in loader:
+    x = x.to(device)
+    y = y.to(device)
+    {name} = torch.LongTensor([x.size(1)] * x.size(0))
+    out = model(x, {name}, y)
+"""
+    assert tdv201(code) == expected

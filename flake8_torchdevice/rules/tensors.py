@@ -365,6 +365,7 @@ class FactoryWithoutDevice(Rule):
         # the tensors it was given into NumPy arrays without `.cpu()` (`_host_bound`)
         self._deferred: Dict[int, List[Tuple[cst.Call, str, Optional[Fix]]]] = {}
         self._host_bound: Set[int] = set()
+        self._to_host: Set[int] = set()  # ids of the functions that took tensors' values to the host
         self._placeholders: Set[int] = set()  # `torch.empty(0)` factories: only a join with a device tensor fails
         self._scalars: Set[int] = set()  # 0-dim `torch.tensor(2.0)` factories: a join or a new dimension fails
         self._dimmed: Set[int] = set()  # ... of which one was given a dimension (`.unsqueeze(0)`, `.view(1)`)
@@ -464,8 +465,10 @@ class FactoryWithoutDevice(Rule):
         return FACTORY_NAMES.get(qualified)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" and self._is_host_bound(node):
-            self._host_bound.add(id(self._frame.node))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("numpy", "tolist"):
+            self._to_host.add(id(self._frame.node))
+            if node.func.attr.value == "numpy" and self._is_host_bound(node):
+                self._host_bound.add(id(self._frame.node))
         factory = self._cpu_factory(node)
         # in the `else:` arm of a CUDA test every tensor is on the CPU
         if factory is None or self.ctx.cpu_only or self._default_device_is_set():
@@ -800,8 +803,11 @@ class FactoryWithoutDevice(Rule):
                     self._returned_at = (self._frame.method_name, position)  # judged where it is used
                     # (what `predict`, `sample` or `initial_inference` returns goes to callers
                     # outside the class, with the inputs' device: wrong there unless moved)
-                    if self._partner is not None or _ENTRY_POINT_RE.search(self._frame.method_name) \
-                            or STATE_MAKER_RE.match(self._frame.method_name):
+                    # (not what an entry point built from values it took to the host:
+                    # `torch.tensor([x.tolist() for x in preds])` hands the caller CPU tokens on purpose)
+                    if self._partner is not None or id(self._frame.node) not in self._to_host and (
+                            _ENTRY_POINT_RE.search(self._frame.method_name)
+                            or STATE_MAKER_RE.match(self._frame.method_name)):
                         self._bundled = True
                     return NEUTRAL, None
                 if self._partner is not None and sensitive and self._frame.method_name:
@@ -930,6 +936,11 @@ class FactoryWithoutDevice(Rule):
         if _HOST_SINK_RE.search(callee) and not is_tensor_op(self.ctx.resolve(call.func)):
             return NEUTRAL  # `draw_rectangle(image, boxes)`, `save_image(t, path)`: read on the host
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
+            return NEUTRAL
+        if _names_lengths(arg) and (self.ctx.kinds.is_module(call.func) or self.ctx.origins.is_on_device(call.func)
+                                    or _LOSS_CALLEE_RE.search(callee)):
+            # `model(x, input_lengths, y)`, `ctc_loss(lp, y, input_lengths, target_lengths)`: sequence
+            # lengths go to `pack_padded_sequence`, which wants them on the CPU, or are read as sizes
             return NEUTRAL
         if self.ctx.origins.is_on_device(call.func):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
@@ -1110,6 +1121,17 @@ class FactoryWithoutDevice(Rule):
 
 
 # Functions that draw, show or write what they are given: they read it on the host.
+# Names of sequence lengths: `lengths`, `input_lengths`, `src_lens`, `seq_len`.
+_LENGTHS_RE = re.compile(r"(?:^|_)(?:lengths?|lens|seq_?lens?)$", re.I)
+
+
+def _names_lengths(arg: cst.Arg) -> bool:
+    """Is `arg` a name (or keyword) of sequence lengths?"""
+    if arg.keyword is not None and _LENGTHS_RE.search(arg.keyword.value):
+        return True
+    return isinstance(arg.value, cst.Name) and _LENGTHS_RE.search(arg.value.value) is not None
+
+
 _HOST_SINK_RE = re.compile(r"^_*(draw|plot|show|imshow|save|visuali[sz]e|render|print|write)(_|$)", re.I)
 # Methods that give a tensor dimensions: a 0-dim CPU tensor is one no more.
 _DIMENSION_METHODS = frozenset({"unsqueeze", "unsqueeze_", "view", "reshape", "expand", "repeat", "flatten",
@@ -1422,8 +1444,8 @@ class UnregisteredTensorAttribute(Rule):
             return attribute in uses[0]
 
         moves = _MOVE_WORDS.search(text) is not None
-        if makes_tensor is not None and any(_ast_stores_a_call_of(methods[name], makes_tensor)
-                                            for name in _ast_called_from_init(methods)):
+        built = _ast_called_from_init(methods)
+        if makes_tensor is not None and any(_ast_stores_a_call_of(methods[name], makes_tensor) for name in built):
             return True
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
@@ -1431,8 +1453,7 @@ class UnregisteredTensorAttribute(Rule):
             if not arguments and not moves:
                 return False
             return any((arguments and _ast_stores_tensor_argument(methods[name], used_as_tensor))
-                       or (moves and _ast_stores_a_move(methods[name])) for name in _ast_called_from_init(methods))
-        built = _ast_called_from_init(methods)
+                       or (moves and _ast_stores_a_move(methods[name])) for name in built)
         if any(_ast_stores_tensor_argument(methods[name], used_as_tensor)
                or (moves and _ast_stores_a_move(methods[name])) for name in built):
             return True
