@@ -168,7 +168,10 @@ class FactoryWithoutDevice(Rule):
       the class's other methods.
 
     Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
-    its inputs arrive on the CPU, and those it leaves alone stay there.
+    its inputs arrive on the CPU, and those it leaves alone stay there. Nor sequence
+    lengths handed to a module or a loss (`model(x, input_lengths, y)`: `pack_padded_sequence`
+    wants them on the CPU), nor what an entry point returns after taking its results to
+    the host (`torch.tensor([p.tolist() for p in preds])`: CPU tokens for the caller).
 
     Two CPU tensors joined into one name (`y = y_ + torch.eye(k)`) are both reported
     where it meets the device. The tensor is followed through names (also tuple targets:
