@@ -1788,3 +1788,59 @@ for x, y in loader:
     out = model(x, {name}, y)
 """
     assert tdv201(code) == expected
+
+
+SUB_MODULE_WEIGHT = """import torch
+import torch.nn as nn
+class KGE(nn.Module):
+    def __init__(self, n, d, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(n, d)
+        self.cfg = cfg
+    def renorm(self):
+        norms = torch.norm({operand}, p=2, dim=1, keepdim=True)
+        return torch.max(norms, torch.ones(1, 1))
+"""
+
+
+@pytest.mark.parametrize("operand, expected", [
+    # pykeen's HolE: the embedding's weight sits wherever the model was moved, in any method
+    # that runs after construction, with inputs or without
+    ("self.emb.weight", [(10, 32, "TDV201")]),
+    ("self.cfg.weight", []),  # a setting's number, not a sub-module's parameter
+])
+def test_a_sub_modules_parameter_is_on_the_modules_device(operand, expected):
+    assert tdv201(SUB_MODULE_WEIGHT.format(operand=operand)) == expected
+
+
+def test_init_of_a_plain_class_computes_on_what_it_is_given():
+    # a k-means object clusters the data it is built with: a CPU one-hot indexed by labels
+    # computed from that (GPU) data fails
+    code = """import torch
+class Kmeans:
+    def __init__(self, data, K=2):
+        distance = torch.norm(data.unsqueeze(1) - data[:K], dim=2)
+        _, cluster_id = torch.min(distance, dim=1)
+        self.onehot = torch.eye(K)[cluster_id]
+"""
+    assert tdv201(code) == [(6, 22, "TDV201")]
+    # nothing shows that what it was given is a tensor: silent
+    assert tdv201(code.replace("_, cluster_id = torch.min(distance, dim=1)", "cluster_id = assign(data)")) == []
+    # a module's __init__ runs before the module is moved: CPU is right there
+    assert tdv201(code.replace("class Kmeans:", "class Kmeans(torch.nn.Module):")) == []
+
+
+@pytest.mark.parametrize("method, expected", [
+    # pycox: `ones.matmul(r)`, where `.matmul()` shows that `r` is a tensor (NumPy spells it
+    # as a function)
+    ("matmul", [(4, 11, "TDV201")]),
+    ("dot", []),  # NumPy arrays have `.dot()` too: nothing shown
+])
+def test_methods_numpy_lacks_show_a_tensor(method, expected):
+    code = f"""import torch
+def diff_cdf(pmf, y):
+    r = pmf.cumsum(1).{method}(y.transpose(0, 1))
+    ones = torch.ones((pmf.shape[0], 1))
+    return ones.matmul(r) - r
+"""
+    assert tdv201(code) == expected

@@ -885,3 +885,30 @@ def test_a_parameter_moved_while_built_is_a_plain_tensor():
     [finding] = lint_source(code, "w.py", Options(enabled=frozenset({"TDV202"})))
     assert not finding.fixable
     assert tdv202(code.replace(".to(self.device)", "")) == []
+
+
+CLAMPS = """import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self, graph, lo, hi):
+        super().__init__()
+        for name, value in graph.items():
+            self.register_buffer(name, value, persistent=False)
+        self.lo = torch.tensor(lo)
+        self.hi = torch.tensor(hi)
+        self.clamp = lambda x: self.lo + (self.hi - self.lo) * torch.sigmoid(x)
+    def forward(self, x):
+        return self.clamp(x)
+"""
+
+
+def test_a_lambda_kept_by_init_reads_at_run_time_and_loaded_names_are_not_ours():
+    # neural-lam: buffers named by a loaded graph dict, clamping limits kept as plain tensors
+    # and read by lambdas that forward calls
+    assert tdv202(CLAMPS) == [(8, 8, "TDV202"), (9, 8, "TDV202")]
+    # a lambda handed on runs on the spot, while the module is built: no run-time read
+    assert tdv202(CLAMPS.replace("        return self.clamp(x)", "        return x").replace(
+        "self.clamp = lambda x:", "self.first = list(map(lambda x:").replace(
+            "torch.sigmoid(x)\n", "torch.sigmoid(x), [0.0]))\n")) == []
+    # names the code computes itself may be these very attributes: unsure, silent
+    assert tdv202(CLAMPS.replace("for name, value in graph.items():", "for name, value in zip(self.names, graph):")) == []

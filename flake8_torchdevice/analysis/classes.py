@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequ
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import TENSOR, TO_PYTHON, VARIABLE, is_tensor_type, tensor_operands
+from .kinds import MODULE, TENSOR, TO_PYTHON, VARIABLE, is_tensor_type, tensor_operands
 from .project import is_library_module_class
 from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
                      last_identifier, method_call, string_value, unpacked_pairs)
@@ -140,6 +140,7 @@ class ClassInfo:
     buffers: Set[str] = field(default_factory=set)  # register_buffer("x", ...), self._buffers["x"] = ...
     parameters: Set[str] = field(default_factory=set)  # register_parameter, self.x = nn.Parameter(...)
     registers_computed_names: bool = False  # register_buffer(name, ...) with a name we cannot read
+    called_attributes: Set[str] = field(default_factory=set)  # `self.<name>(...)`: methods, sub-modules
     # method -> the self.<name> it mentions (`self._build()`, `self.apply(self._init_weights)`)
     references: Dict[str, Set[str]] = field(default_factory=dict)
     # attribute -> (method, moved, order) for every read of self.<attribute>
@@ -263,6 +264,16 @@ class ClassInfo:
             isinstance(value, cst.Call) and last_identifier(value.func) in REGISTERING_CONSTRUCTORS
             for value in assigned)
 
+    def holds_a_module(self, name: str) -> bool:
+        """`self.<name>` is a sub-module wherever it is assigned (`self.emb = nn.Embedding(n, d)`),
+        or, set by a base class we cannot read, the class calls it (`self.emb(heads)`)."""
+        lineage = self.lineage()
+        assigned = [a for info in lineage for a in info.assignments if a.name == name and not a.element]
+        if assigned:
+            return all(a.kind == MODULE for a in assigned)
+        return any(name in info.called_attributes for info in lineage) and all(name not in info.methods
+                                                                              for info in lineage)
+
     def is_registered_at(self, assignment: AttributeAssignment) -> bool:
         """`self.<name> = t` updates a buffer, or `t` becomes a parameter by a later
         assignment (`self.t = nn.Parameter(self.t)`) on every path that made it."""
@@ -323,6 +334,7 @@ class ClassFacts:
         # per function being walked: (class, method, name of self) or None outside methods
         self._methods: List[Optional[Tuple[ClassInfo, str, str]]] = []
         self._order = 0  # counts reads and assignments of `self.<name>`, in walk order
+        self._lambdas: List[bool] = []  # lambdas being walked: kept to be called later?
 
     def new_class(self, node: cst.ClassDef, module_classes: Set[str]) -> ClassInfo:
         is_module = class_is_module(node, self.ctx.resolve, module_classes,
@@ -383,7 +395,17 @@ class ClassFacts:
             return  # save_weights, export: the value goes to a file, not into a computation
         if self._read_as_python_data(node):
             return  # `if self.x[i]:`, `self.x.item()`, `self.x.shape`: its device never matters
-        info.reads.setdefault(name, []).append((method, self._moved_where_read(node), self._next_order()))
+        # (a lambda kept by `__init__`, `self.clamp = lambda x: self.lo + x`, reads at run time)
+        reader = f"{method}.<lambda>" if any(self._lambdas) else method
+        info.reads.setdefault(name, []).append((reader, self._moved_where_read(node), self._next_order()))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        # kept (`self.clamp = lambda x: ...`, returned), not run on the spot (`self.apply(lambda m: ...)`)
+        parent = self.ctx.parent()
+        self._lambdas.append(isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return)))
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._lambdas.pop()
 
     def _read_as_python_data(self, node: cst.CSTNode) -> bool:
         """`if self.x[i]:`, `while self.x.sum() > 0:`, `self.x.item()`, `self.x.shape[0]`;
@@ -472,17 +494,39 @@ class ClassFacts:
                 and not moves_to_cpu(node)):
             method[0].device_moves.add(method[1])  # self.to(device), self.cuda(rank)
             return
-        if self._self_attribute(func) is None:
+        called = self._self_attribute(func)
+        if called is None:
             return
+        method[0].called_attributes.add(called)
         registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters}.get(
             func.attr.value)
         if registry is None or not node.args:
             return
         name = string_value(node.args[0].value)
         if name is None:
-            method[0].registers_computed_names = True
+            if not self._named_by_loaded_data(node.args[0].value):
+                method[0].registers_computed_names = True
         else:
             registry.add(name)
+
+    def _named_by_loaded_data(self, value: cst.BaseExpression) -> bool:
+        """The key of a loop over a dict the method was handed or loaded (`for name, t in
+        graph.items(): self.register_buffer(name, t)`): names from data, not the ones the
+        class's code spells out."""
+        if not isinstance(value, cst.Name):
+            return False
+        for node in reversed(self.ctx.stack):
+            if isinstance(node, cst.FunctionDef):
+                return False
+            if isinstance(node, cst.For):
+                target = node.target
+                first = target.elements[0].value if isinstance(target, cst.Tuple) and target.elements else target
+                iterated = node.iter
+                return isinstance(first, cst.Name) and first.value == value.value \
+                    and isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) \
+                    and iterated.func.attr.value in ("items", "keys") \
+                    and self._self_attribute(iterated.func.value) is None
+        return False
 
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -324,7 +324,8 @@ class TensorOrigins:
         # Other classes' static and class methods too (liegroups' `SE2.left_jacobian(cls, xi)`).
         plain = info is None or (info.is_module and "staticmethod" in decorator_names(node)) or (
             not info.is_module
-            and not (name.startswith("__") and name.endswith("__") and name.strip("_").lstrip("ri") not in _ARITHMETIC
+            and not (name.startswith("__") and name.endswith("__") and name != "__init__"
+                     and name.strip("_").lstrip("ri") not in _ARITHMETIC
                      # (not a transform: GradCam's `__call__` runs the model and backpropagates)
                      and not (name == "__call__" and _backpropagates(node)))
             and not _DATA_PIPELINE_RE.search(info.node.name.value)
@@ -332,7 +333,8 @@ class TensorOrigins:
         # (a method named like a builder runs while its object is built; a plain function so
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
-        builder = bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
+        # (`__init__` of a plain class computes on what it is given: `Kmeans(data)` clusters `data`)
+        builder = name != "__init__" and bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
             info is not None or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
                                      or (_GETTER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
@@ -539,11 +541,16 @@ class TensorOrigins:
         return qualified.startswith("torch.cuda.") and qualified.endswith("Tensor")
 
     def _moves_with_module(self, node: cst.CSTNode) -> bool:
-        """`self.decay` of a parameter or buffer, read in a method that runs after the
-        module is built: it sits wherever the module was moved."""
+        """`self.decay` of a parameter or buffer, or `self.emb.weight` of a sub-module's,
+        read in a method that runs after the module is built: it sits wherever the module
+        was moved."""
         info = self.ctx.current_class
-        return self.current.module_runtime and self_attribute_key(node) is not None and info is not None \
-            and info.moves_with_module(node.attr.value)  # type: ignore[attr-defined]
+        if not self.current.module_runtime or info is None or not isinstance(node, cst.Attribute):
+            return False
+        if self_attribute_key(node) is not None:
+            return info.moves_with_module(node.attr.value)
+        return node.attr.value in _SUB_MODULE_PARAMETERS and self_attribute_key(node.value) is not None \
+            and info.holds_a_module(node.value.attr.value)  # type: ignore[attr-defined]
 
     def _moved_by_a_method(self, node: cst.CSTNode) -> bool:
         """`self.model` of a class one of whose methods moves it (`self.model.to(self.device)`),
@@ -671,6 +678,9 @@ class TensorOrigins:
             return self.involves_input(node.func.value)
         return False
 
+
+# What a sub-module keeps of its own parameters: `self.emb.weight`.
+_SUB_MODULE_PARAMETERS = frozenset({"weight", "bias"})
 
 # Operators whose result need not be computed on their operands' device: `%` of strings.
 _NOT_ELEMENTWISE = (cst.Modulo,)

@@ -62,6 +62,9 @@ TENSOR_ONLY_METHODS = frozenset({
     "coalesce", "to_dense", "to_sparse",  # sparse tensors
     "size",  # called: arrays and images have `.size` as an attribute
     "dim", "ndimension", "nelement", "get_device",  # (NumPy has `.ndim` and `.size`, no such methods)
+    # (NumPy spells these as functions: `np.matmul(a, b)`, `np.diag(a)`, `np.exp(a)`)
+    "matmul", "mm", "mv", "diag", "diag_embed", "repeat_interleave", "masked_scatter", "masked_scatter_",
+    "exp", "log", "logsumexp", "triu", "tril", "flip", "roll",
 })
 # Methods of a tensor that do not return a tensor.
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
