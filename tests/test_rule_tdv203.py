@@ -700,3 +700,41 @@ def test_an_asserted_tensor_is_a_tensor():
             "    x = d['x']\n    x.to(device)\n    return x\n")
     assert tdv203(code) == [(5, 4, "TDV203")]
     assert tdv203(code.replace("isinstance(d['x'], torch.Tensor)", "isinstance(d['x'], list)")) == []
+
+
+ENUMERATED = """import torch
+from tqdm import tqdm
+def train(model, train_loader, device, nb):
+    pbar = enumerate(train_loader)
+    pbar = tqdm(pbar, total=nb)
+    for i, (imgs, targets, _) in pbar:
+        targets.to(device)
+        imgs = imgs.to(device).float() / 255
+        model(imgs, targets)
+"""
+
+
+def test_a_loop_over_a_named_enumeration_of_a_loader_unpacks_its_batches():
+    # yolov5-style training scripts: `pbar = tqdm(enumerate(train_loader))` in two steps
+    assert tdv203(ENUMERATED) == [(7, 8, "TDV203")]
+    assert tdv203(ENUMERATED.replace("pbar = enumerate(train_loader)\n    pbar = tqdm(pbar, total=nb)",
+                                     "pbar = tqdm(enumerate(train_loader), total=nb)")) == [(6, 8, "TDV203")]
+    # enumerating something that is no loader: its items are unknown
+    assert tdv203(ENUMERATED.replace("enumerate(train_loader)", "enumerate(records)")) == []
+
+
+def test_a_buffers_bare_move_is_discarded():
+    # chronos' RoPE: `self.inv_freq.to(x.device)` leaves the buffer where it was for this call
+    code = """import torch
+import torch.nn as nn
+class RoPE(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.arange(0, dim, 2).float(), persistent=False)
+        self.lin = nn.Linear(dim, dim)
+    def forward(self, x):
+        self.inv_freq.to(x.device)
+        self.lin.to(x.device)
+        return self.lin(x) * self.inv_freq
+"""
+    assert tdv203(code) == [(9, 8, "TDV203")]  # the sub-module's move is in place

@@ -210,6 +210,8 @@ class ScopeKinds:
     made: Set[str] = field(default_factory=set)  # names bound to a tensor made here, on any device
     buffers: Set[str] = field(default_factory=set)  # `self.<name>` registered as a buffer here
     loaders: Set[str] = field(default_factory=set)  # names bound from `DataLoader(...)`
+    # names bound to a loader's numbered batches: `pbar = enumerate(train_loader)`, `pbar = tqdm(pbar)`
+    enumerated: Set[str] = field(default_factory=set)
     tensor_loaders: Set[str] = field(default_factory=set)  # ... whose `collate_fn` returns a tensor
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
@@ -697,7 +699,8 @@ class ValueKinds:
             facts.batches.discard(target.value)
             facts.batch_parts.discard(target.value)
             facts.instances.pop(target.value, None)
-            for other in (facts.loaders, facts.tensor_loaders, facts.tensor_dicts, facts.sliced, facts.module_inputs,
+            for other in (facts.loaders, facts.enumerated, facts.tensor_loaders, facts.tensor_dicts, facts.sliced,
+                          facts.module_inputs,
                           facts.module_uses,
                           facts.array_like):
                 other.discard(target.value)
@@ -755,7 +758,11 @@ class ValueKinds:
                 and isinstance(value.func.value, cst.Name) and value.func.value.value == target.value:
             facts = self.facts()
             facts.were_tensors.setdefault(target.value, set()).add(facts.bindings.get(target.value, 0))
+        # (asked before the binding: `pbar = tqdm(pbar)` wraps what `pbar` held)
+        enumerated = isinstance(target, cst.Name) and self._enumerates_a_loader(value)
         self.bind(target, kind, fixed, made)
+        if enumerated:
+            self.facts().enumerated.add(target.value)  # type: ignore[attr-defined]
         if not isinstance(value, cst.Call) or kind is not None:
             return
         facts = self.facts()
@@ -847,6 +854,14 @@ class ValueKinds:
                 self.bind(target.elements[0].value, None)
                 target = target.elements[1].value
             iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Name) and self._in_set(iterable.value, "enumerated"):
+            # `for i, (imgs, targets) in pbar:` where `pbar = tqdm(enumerate(train_loader))`
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.bind(target.elements[0].value, None)
+                self._bind_batch(target.elements[1].value)
+            else:
+                self.bind(target, None)
+            return
         if _is_builtin_call(iterable, "zip") and isinstance(target, (cst.Tuple, cst.List)) \
                 and len(target.elements) == len(iterable.args) \
                 and all(not arg.star and not arg.keyword and self._is_loader(arg.value) for arg in iterable.args):
@@ -899,6 +914,21 @@ class ValueKinds:
         if kinds is not None and iterable.value in kinds.names:
             return False  # rebound since
         return container_annotation_kind(scope.node, iterable.value, self.ctx.resolve) == TENSOR
+
+    def _enumerates_a_loader(self, value: cst.CSTNode) -> bool:
+        """`enumerate(train_loader)`, also wrapped (`tqdm(enumerate(loader))`), or a wrapper of
+        a name bound to one (`tqdm(pbar, total=nb)`): it yields `(i, batch)`."""
+        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword or value.args[0].star:
+            return False
+        callee, first = last_identifier(value.func), value.args[0].value
+        if callee == "enumerate":
+            return self._is_loader(first) or (isinstance(first, cst.Call) and last_identifier(first.func)
+                                              in _BATCH_ITERATORS and bool(first.args)
+                                              and self._is_loader(first.args[0].value))
+        if callee in _BATCH_ITERATORS:
+            return (isinstance(first, cst.Name) and self._in_set(first.value, "enumerated")) \
+                or self._enumerates_a_loader(first)
+        return False
 
     def _is_loader(self, node: cst.CSTNode) -> bool:
         """A data loader, by its name or by where the name was bound; or one of a

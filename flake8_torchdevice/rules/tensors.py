@@ -2228,10 +2228,13 @@ class DiscardedTo(Rule):
         name = receiver.value if isinstance(receiver, cst.Name) else None
         dotted = dotted_name(receiver) if isinstance(receiver, cst.Attribute) and attribute is None else None
         binding = facts.bindings.get(name, 0) if name is not None else None  # the value moved here
+        info = self.ctx.current_class
 
         def is_tensor() -> bool:
             if attribute is not None and not local:
-                return kinds.attribute_kind(*attribute) == TENSOR
+                # (a buffer or parameter of the class is a tensor: `self.inv_freq.to(x.device)`)
+                return kinds.attribute_kind(*attribute) == TENSOR or (
+                    info is not None and info.is_module and info.is_registered(attribute[1]))
             if dotted is not None:  # `dataset.data.x.to(d)` then `torch.cat([dataset.data.x, enc])`
                 # (or set to a tensor later: `dataset.data.x = torch.cat([dataset.data.x, enc], 1)`)
                 return facts.names.get(dotted) in (None, TENSOR) and dotted in facts.tensor_uses
