@@ -310,11 +310,24 @@ def _returns_a_trigger(function: ast.AST, triggers: _FunctionTriggers, text_of: 
     by a statement with a trigger (`mask = torch.zeros(n)` ... `return x, mask`)?"""
     made: set = set()
     returns = []
+    assigns = []
     for node in walk_ast(function):
-        if isinstance(node, ast.Assign) and triggers.match(text_of(node), node):
-            made.update(t.id for target in node.targets for t in walk_ast(target) if isinstance(t, ast.Name))
+        if isinstance(node, ast.Assign):
+            targets = {t.id for target in node.targets for t in walk_ast(target) if isinstance(t, ast.Name)}
+            if triggers.match(text_of(node), node):
+                made.update(targets)
+            else:
+                assigns.append((node.value, targets))
         elif isinstance(node, ast.Return) and node.value is not None:
             returns.append(node)
+    # ... and what is computed from such a name (`grid = F.affine_grid(theta, size)`, then `return grid`)
+    grown = bool(made)
+    while grown:
+        grown = False
+        for value, targets in assigns:
+            if not targets <= made and any(isinstance(n, ast.Name) and n.id in made for n in walk_ast(value)):
+                made |= targets
+                grown = True
     return any(triggers.match(text_of(node), node)
                or any(isinstance(n, ast.Name) and n.id in made for n in walk_ast(node.value)) for node in returns)
 

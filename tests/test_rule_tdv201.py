@@ -1844,3 +1844,26 @@ def diff_cdf(pmf, y):
     return ones.matmul(r) - r
 """
     assert tdv201(code) == expected
+
+
+def test_a_helper_method_returning_what_it_computed_from_a_factory():
+    # gan-compression's `get_identity`: the grid computed from a CPU theta is returned to a
+    # method (with no trigger of its own) that adds it to the network's grid; the fast path
+    # keeps that method too (conftest's `lint` checks fast == full)
+    code = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Motion(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.grid_map = nn.Conv2d(c, 2, 3, padding=1)
+    def get_identity(self, x):
+        theta = torch.Tensor([1, 0, 0, 0, 1, 0]).view(-1, 2, 3)
+        grid = F.affine_grid(theta, x.size(), align_corners=True)
+        return grid
+    def get_grid(self, x):
+        grid = self.grid_map(x).permute(0, 2, 3, 1)
+        identity = self.get_identity(x)
+        return identity + grid
+"""
+    assert tdv201(code) == [(9, 16, "TDV201")]
