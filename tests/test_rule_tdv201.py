@@ -1867,3 +1867,14 @@ class Motion(nn.Module):
         return identity + grid
 """
     assert tdv201(code) == [(9, 16, "TDV201")]
+
+
+@pytest.mark.parametrize("compare, expected", [
+    # waifu2x: `torch.equal` needs both on one device; it takes nothing but tensors
+    ("torch.equal(alpha, torch.ones(alpha.shape, dtype=alpha.dtype))", [(3, 30, "TDV201")]),
+    ("torch.equal(alpha.cpu(), torch.ones(alpha.shape))", []),  # host-side on purpose
+    ("torch.equal(alpha, torch.ones(alpha.shape, device=alpha.device))", []),
+])
+def test_torch_equal_compares_on_one_device(compare, expected):
+    code = f"import torch\ndef is_blank(alpha):\n    return {compare}\n"
+    assert tdv201(code) == expected
