@@ -1878,3 +1878,29 @@ class Motion(nn.Module):
 def test_torch_equal_compares_on_one_device(compare, expected):
     code = f"import torch\ndef is_blank(alpha):\n    return {compare}\n"
     assert tdv201(code) == expected
+
+
+@pytest.mark.parametrize("target, expected", [
+    # PyTorch-BigGraph's logistic loss: a 0-dim zero given dimensions by `.expand()` is a CPU
+    # tensor like any other
+    ("torch.zeros(()).expand(n)", [(5, 58, "TDV201")]),
+    ("torch.full((), 1.0).expand(n)", [(5, 58, "TDV201")]),
+    ("torch.zeros(n)", [(5, 58, "TDV201")]),
+])
+def test_a_zero_dim_factory_given_dimensions(target, expected):
+    code = f"""import torch
+import torch.nn.functional as F
+class Loss(torch.nn.Module):
+    def forward(self, scores, n):
+        return F.binary_cross_entropy_with_logits(scores, {target})
+"""
+    assert tdv201(code) == expected
+
+
+def test_a_zero_dim_factory_mixes_with_any_device():
+    code = """import torch
+class Loss(torch.nn.Module):
+    def forward(self, scores):
+        return scores.sum() + torch.zeros(())
+"""
+    assert tdv201(code) == []

@@ -482,7 +482,11 @@ class FactoryWithoutDevice(Rule):
             # `torch.stack` or given a dimension (`torch.tensor(token_id).unsqueeze(0)`);
             # `torch.empty(0)`, an empty placeholder, is checked by `torch.cat` and its kin only
             if factory not in ("tensor", "as_tensor"):
-                self._placeholders.add(id(node))
+                size = positional_args(node)[0].value
+                if isinstance(size, (cst.Tuple, cst.List)) and not size.elements:
+                    self._scalars.add(id(node))  # `torch.zeros(())`: 0-dim, until `.expand(n)` gives it dimensions
+                else:
+                    self._placeholders.add(id(node))
             elif self._is_number(positional_args(node)[0].value):
                 self._scalars.add(id(node))
             else:
