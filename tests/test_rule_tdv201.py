@@ -1904,3 +1904,24 @@ class Loss(torch.nn.Module):
         return scores.sum() + torch.zeros(())
 """
     assert tdv201(code) == []
+
+
+MLM = """import torch
+class Model(torch.nn.Module):
+    def mask_tokens(self, inputs: torch.Tensor, vocab_size: int):
+        mask = torch.rand(inputs.shape) < 0.15  # a CPU mask indexes any device
+        random_words = torch.randint(vocab_size, inputs.shape, dtype=torch.long)
+        inputs[{index}] = random_words[{index}]
+        return inputs
+"""
+
+
+@pytest.mark.parametrize("index, expected", [
+    # jiant's masked-LM: values written into the input through a mask (`index_put_`) must be
+    # on the input's device
+    ("mask", [(5, 23, "TDV201")]),
+    ("0", []),  # `x[0] = t` copies across devices
+    ("1:", []),
+])
+def test_values_written_into_an_input_through_a_mask(index, expected):
+    assert tdv201(MLM.format(index=index)) == expected

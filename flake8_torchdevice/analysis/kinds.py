@@ -279,6 +279,11 @@ class ValueKinds:
             return TENSOR if TENSOR in kinds and MODULE not in kinds else None
         if isinstance(node, cst.UnaryOperation):
             return TENSOR if self.kind_of(node.expression) == TENSOR else None
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and not isinstance(
+                node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+            # `torch.rand(n) < p`: a comparison of a tensor is a mask, where the tensor is
+            kinds = (self.kind_of(node.left), self.kind_of(node.comparisons[0].comparator))
+            return TENSOR if TENSOR in kinds and MODULE not in kinds else None
         if isinstance(node, cst.Call):
             return self._call_kind(node)
         if isinstance(node, cst.IfExp):

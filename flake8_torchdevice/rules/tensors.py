@@ -771,6 +771,12 @@ class FactoryWithoutDevice(Rule):
                     return BAD, None
                 if isinstance(target, cst.Attribute) and self._replaces_buffer(target):
                     return BAD, None  # `self.v = torch.zeros(n)` in `reset_`: the moved buffer becomes a CPU one
+                if isinstance(target, cst.Subscript) and self._indexes_by_tensor(target) \
+                        and self.ctx.origins.is_input_tensor(target.value) and self.ctx.kinds.is_tensor(target.value):
+                    # `inputs[mask] = random_words[mask]`: written into the input by a mask or an index
+                    # tensor (`index_put_`, one device); `x[i] = t` copies across devices
+                    self._partner = target.value
+                    return BAD, None
                 if isinstance(target, (cst.Tuple, cst.List)):
                     # `w, h = torch.meshgrid(torch.arange(n), torch.arange(m))`: each part is this tensor
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
@@ -884,6 +890,12 @@ class FactoryWithoutDevice(Rule):
                                                                 and self._is_index_from_input(side))
                        for side in (index.left, index.right))
         return self.ctx.origins.involves_input(index)
+
+    def _indexes_by_tensor(self, target: cst.Subscript) -> bool:
+        """`x[mask]`, `x[:, idx]`: an index that is a tensor (or a comparison making a mask)."""
+        return any(isinstance(e.slice, cst.Index) and (isinstance(e.slice.value, cst.Comparison)
+                                                       or self.ctx.kinds.is_tensor(e.slice.value))
+                   for e in target.slice)
 
     def _replaces_buffer(self, target: cst.Attribute) -> bool:
         """`self.<name> = t` for a buffer of the module, after it was built (`reset_`,
