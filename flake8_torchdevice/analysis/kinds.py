@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Pro
 import libcst as cst
 
 from .devices import is_device_name
-from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS, TENSOR_ONLY_METHODS,
-                      returns_tensor, torch_nn_class)
+from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS,
+                      TENSOR_METHODS_ALSO_FUNCTIONS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class)
 from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
                      parameter_loop_targets, positional_args, string_value, unpacked_pairs)
 
@@ -158,6 +158,10 @@ def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
                      and arg.keyword.value in _TENSOR_KEYWORDS)
     return found
 
+
+# Calls that give a Python number: `float(x)`, `len(xs)`, `x.item()`.
+_NUMBER_BUILTINS = frozenset({"float", "int", "len", "sum", "max", "min", "abs", "round", "pow", "bool", "complex"})
+_NUMBER_METHODS = frozenset({"item", "sum", "mean", "max", "min", "std", "prod", "count", "index", "get"})
 
 _LOADER_RE = re.compile(r"(?<!down)loader(s)?(_?\d+)?(_(train|training|test|val|valid|validation|eval|dev))?$"
                         r"|(^|_)dl$|^batches$|(^|_)dataset(_(train|test|val|valid|eval))?$",
@@ -424,7 +428,7 @@ class ValueKinds:
                 return None if method in NOT_TENSOR_METHODS else TENSOR
             if receiver == MODULE:
                 return MODULE if method in MODULE_METHODS else None
-            if method not in NOT_TENSOR_METHODS and (method in TENSOR_ONLY_METHODS or (
+            if method not in NOT_TENSOR_METHODS and (method in TENSOR_ONLY_METHODS or self._value_method(call) or (
                     _takes_dim(call) and not isinstance(call.func.value, (cst.Name, cst.Attribute)))):
                 return TENSOR  # `(x ** 2).cumsum(dim=1)`: numpy says axis=
             return self._project_call_kind(call)  # `self._make_mask(n)`, `models.Net()`
@@ -591,8 +595,9 @@ class ValueKinds:
             if last in FACTORIES:
                 # construction-time arguments are Python data; elsewhere a parameter may be a
                 # tensor, unless its annotation says it is data (`cost: Optional[List[float]]`)
-                maybe_tensors = () if self._in_construction() else self._maybe_tensor_params()
-                return not self.is_scalar_factory(last, call, maybe_tensors)
+                construction = self._in_construction()
+                maybe_tensors = () if construction else self._maybe_tensor_params()
+                return not self.is_scalar_factory(last, call, maybe_tensors, calls_are_data=construction and any_device)
             if head == "torch" and last in ("from_numpy", "frombuffer"):
                 return True
             if head == "torch" and last in LEGACY_TENSOR_TYPES:
@@ -650,7 +655,8 @@ class ValueKinds:
             return False
         return info.is_init_time(function.name.value)
 
-    def is_scalar_factory(self, factory: str, call: cst.Call, maybe_tensors: Container[str] = ()) -> bool:
+    def is_scalar_factory(self, factory: str, call: cst.Call, maybe_tensors: Container[str] = (),
+                          calls_are_data: bool = False) -> bool:
         """Calls whose result is not a CPU tensor that can meet the model's tensors:
         `torch.tensor(0.5)` (0-dim, mixes with any device), `torch.as_tensor(t)` of a
         tensor (keeps t's device), `torch.empty(0)` (a placeholder). `maybe_tensors`:
@@ -673,6 +679,10 @@ class ValueKinds:
             return False  # literal data: certainly a new CPU tensor
         if isinstance(value, cst.Call) and self._returns_array(value):
             return False  # `torch.tensor(np.stack(...))`, `torch.tensor(self._build_grid(n))`
+        if calls_are_data and isinstance(value, cst.Call) and not self._returns_number(value):
+            # while a module is built, `torch.tensor(get_kernel_window(k, ks))` is a table (a 0-dim
+            # number comes from `float(...)`, `math.log(...)`, `x.item()`)
+            return False
         if factory == "tensor" and isinstance(value, cst.Name):
             # torch.tensor(values): a Python list, unless we know it is a number or a tensor
             return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors
@@ -681,6 +691,25 @@ class ValueKinds:
             # torch.tensor(logits[None, :, :]): a slice of an array is an array, never a number
             return self.kind_of(value.value) == TENSOR or value.value.value in maybe_tensors
         return True  # numbers, arithmetic on numbers, as_tensor(t) of a tensor
+
+    def _value_method(self, call: cst.Call) -> bool:
+        """`r.matmul(x)`, `d.diag()`: a method only tensors have, called on a value rather than
+        a module (`np.matmul(a, b)`, `math.exp(x)`, `torch.tril(m)` resolve to functions)."""
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value in TENSOR_METHODS_ALSO_FUNCTIONS \
+            and self.ctx.resolve(func) is None
+
+    def _returns_number(self, call: cst.Call) -> bool:
+        """`float(x)`, `len(xs)`, `math.sqrt(d)`, `np.log(2)`, `x.item()`, `max(a, b)`: a number
+        (NumPy's functions of a number give one; its array builders are `_returns_array`'s)."""
+        if isinstance(call.func, cst.Attribute) and (call.func.attr.value in _NUMBER_METHODS
+                                                     or self.self_attribute(call.func) is not None):
+            return True  # (a method of the class, `self._count()`, may well give a number: unsure)
+        qualified = self.ctx.resolve(call.func) or ""
+        module, _, last = qualified.rpartition(".")
+        if module in ("math", "numpy", "cmath", "random", "statistics") or qualified in _NUMBER_BUILTINS:
+            return True
+        return isinstance(call.func, cst.Name) and call.func.value in _NUMBER_BUILTINS
 
     def _returns_array(self, call: cst.Call) -> bool:
         """A NumPy call that makes an array, a method that reshapes or converts one
@@ -982,7 +1011,8 @@ class ValueKinds:
             if name is not None:
                 self.facts().made.add(f"self.{name}")
                 self.facts().buffers.add(f"self.{name}")
-        if (isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY_METHODS or _takes_dim(node))
+        if (isinstance(func, cst.Attribute) and (func.attr.value in TENSOR_ONLY_METHODS or _takes_dim(node)
+                                                 or self._value_method(node))
                 and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls")):
             self.facts().tensor_uses.add(func.value.value)  # (`self.norm(...)` calls a module's method)
         elif isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and not node.args \

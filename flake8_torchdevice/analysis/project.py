@@ -62,10 +62,12 @@ TENSOR_ONLY_METHODS = frozenset({
     "coalesce", "to_dense", "to_sparse",  # sparse tensors
     "size",  # called: arrays and images have `.size` as an attribute
     "dim", "ndimension", "nelement", "get_device",  # (NumPy has `.ndim` and `.size`, no such methods)
-    # (NumPy spells these as functions: `np.matmul(a, b)`, `np.diag(a)`, `np.exp(a)`)
-    "matmul", "mm", "mv", "diag", "diag_embed", "repeat_interleave", "masked_scatter", "masked_scatter_",
-    "exp", "log", "logsumexp", "triu", "tril", "flip", "roll",
+    "mm", "mv", "diag_embed", "repeat_interleave", "masked_scatter", "masked_scatter_",
 })
+# Methods only tensors have that NumPy, `math` or SciPy have as functions (`np.matmul(a, b)`,
+# `np.diag(a)`, `math.exp(x)`): evidence only when called on a value, not on a module.
+TENSOR_METHODS_ALSO_FUNCTIONS = frozenset({"matmul", "diag", "exp", "log", "logsumexp", "triu", "tril", "flip",
+                                           "roll"})
 # Methods of a tensor that do not return a tensor.
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
                                 "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
@@ -1093,5 +1095,5 @@ def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Op
     return ProjectIndex(path if on_disk else None, tree, source)
 
 
-__all__ = ["ARRAY", "ARRAY_CALLS", "MODULE", "READS_MODEL_RE", "TENSOR", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
+__all__ = ["ARRAY", "ARRAY_CALLS", "MODULE", "READS_MODEL_RE", "TENSOR", "TENSOR_METHODS_ALSO_FUNCTIONS", "FileSummary", "ProjectIndex", "clear_cache", "index_for",
            "summarise", "summarise_tree", "torch_nn_class"]
