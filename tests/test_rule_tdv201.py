@@ -1925,3 +1925,17 @@ class Model(torch.nn.Module):
 ])
 def test_values_written_into_an_input_through_a_mask(index, expected):
     assert tdv201(MLM.format(index=index)) == expected
+
+
+def test_an_element_written_into_an_input_goes_anywhere():
+    # pytorch-YOLOv4's build_target: one anchor's width, a 0-dim value, written at a point of
+    # the target (the index `a` is an element of a tensor, not a mask)
+    code = """import torch
+class YoloLoss(torch.nn.Module):
+    def build_target(self, target: torch.Tensor, truth_w: torch.Tensor, best_n: torch.Tensor, anchors):
+        for ti in range(best_n.shape[0]):
+            a = best_n[ti]
+            target[0, a, 2] = torch.log(truth_w[ti] / torch.Tensor(anchors)[a, 0] + 1e-16)
+        return target
+"""
+    assert tdv201(code) == []
