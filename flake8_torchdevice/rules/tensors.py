@@ -685,6 +685,9 @@ class FactoryWithoutDevice(Rule):
                 if masks:
                     self._partner = masks[0]
                     return BAD, None  # cpu_t[mask] with a mask computed from a device tensor
+                if key is None and self._factory is not None and _picks_an_element(parent):
+                    # `torch.Tensor(anchors)[a, 0]`: one number of a table made for it, 0-dim
+                    self._scalars.add(id(self._factory))
                 child, depth = parent, depth + 1  # torch.arange(n)[None]: still this tensor
                 continue
             if isinstance(parent, (cst.UnaryOperation, cst.IfExp)):
@@ -1146,6 +1149,15 @@ class FactoryWithoutDevice(Rule):
 # Functions that draw, show or write what they are given: they read it on the host.
 # Names of sequence lengths: `lengths`, `input_lengths`, `src_lens`, `seq_len`.
 _LENGTHS_RE = re.compile(r"(?:^|_)(?:lengths?|lens|seq_?lens?)$", re.I)
+
+
+def _picks_an_element(subscript: cst.Subscript) -> bool:
+    """`table[i, 0]`, `table[a, b]`: two or more plain indexes, no slice, `None` or mask (a
+    table's element, 0-dim; one index alone may pick a row)."""
+    elements = subscript.slice
+    return len(elements) >= 2 and all(
+        isinstance(e.slice, cst.Index) and not isinstance(e.slice.value, (cst.Comparison, cst.Ellipsis))
+        and not (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None") for e in elements)
 
 
 def _names_lengths(arg: cst.Arg) -> bool:
