@@ -1940,3 +1940,23 @@ class YoloLoss(torch.nn.Module):
         return target
 """
     assert tdv201(code) == []
+
+
+def test_a_module_taking_a_pil_image_is_a_transform():
+    # lightly's RandomResizedCropAndFlip: an nn.Module of the data pipeline hands back the image
+    # with a grid made on the host
+    code = """import torch
+import torch.nn as nn
+from PIL import Image
+class CropWithGrid(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.crop = nn.Identity()
+        self.n = n
+    def forward(self, img: Image.Image):
+        img = self.crop(img)
+        grid = torch.linspace(0, 1, self.n)
+        return img, grid
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("img: Image.Image", "img: torch.Tensor")) == [(11, 15, "TDV201")]

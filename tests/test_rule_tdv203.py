@@ -738,3 +738,21 @@ class RoPE(nn.Module):
         return self.lin(x) * self.inv_freq
 """
     assert tdv203(code) == [(9, 8, "TDV203")]  # the sub-module's move is in place
+
+
+@pytest.mark.parametrize("made, expected", [
+    # mammoth's replay `Buffer(size, "cpu")`, a class of the project with its own in-place `.to()`
+    ('Buffer(500, "cpu")', []),
+    ("nn.Buffer(torch.zeros(3))", [(8, 8, "TDV203")]),  # torch's registered buffer is a tensor
+])
+def test_only_torchs_buffer_is_a_tensor(made, expected):
+    code = f"""import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.buffer = {made}
+    def end_task(self, device):
+        self.buffer.to(device)
+"""
+    assert tdv203(code) == expected

@@ -568,7 +568,10 @@ class ClassFacts:
         if name is None:
             return
         if isinstance(value, cst.Call) and last_identifier(value.func) in REGISTERING_CONSTRUCTORS:
-            (info.parameters if "Parameter" in (last_identifier(value.func) or "") else info.buffers).add(name)
+            if "Parameter" in (last_identifier(value.func) or ""):
+                info.parameters.add(name)
+            elif (self.ctx.resolve(value.func) or "").startswith("torch."):
+                info.buffers.add(name)  # `nn.Buffer(t)`, not a replay `Buffer(size, "cpu")` of the project
         if _moved_to_a_device(value):
             info.device_moves.add(method[1])
         kinds = self.ctx.kinds

@@ -123,7 +123,7 @@ _TENSOR_OPERAND_OPS = {f"torch.{name}": count for name, count in (
     # binary ops whose second operand must be a tensor too (`torch.maximum(x, 0)` raises)
     ("heaviside", 2), ("maximum", 2), ("minimum", 2), ("fmax", 2), ("fmin", 2), ("atan2", 2), ("hypot", 2),
     ("logaddexp", 2), ("cdist", 2), ("kron", 2), ("outer", 2), ("dot", 2), ("mv", 2), ("cross", 2),
-    ("bucketize", 2), ("searchsorted", 2), ("take_along_dim", 2), ("isclose", 2), ("equal", 2))}
+    ("bucketize", 2), ("searchsorted", 2), ("take_along_dim", 2), ("isclose", 2))}
 # torch.nn.functional.<op>(input, ...): the input is a tensor.
 _FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax", "relu", "gelu", "linear",
                                   "conv1d", "conv2d", "conv3d", "normalize", "cross_entropy", "mse_loss",

@@ -263,7 +263,9 @@ class TensorOrigins:
         elif info is not None and name in _AUTOGRAD_METHODS and self._is_autograd_function(info):
             sensitive, method_name = True, name  # a custom op's forward and backward compute on their inputs
         elif info is not None and name != "__init__" and not is_static_or_class_method(node):
-            if info.is_module:
+            if info.is_module and not self._takes_a_pil_image(node):
+                # (a module whose forward takes a PIL image is a transform of the data pipeline:
+                # lightly's `RandomResizedCropAndFlip`)
                 sensitive, method_name = True, name
             elif _LOSS_CLASS_RE.search(info.node.name.value):
                 sensitive = True
@@ -288,6 +290,13 @@ class TensorOrigins:
         # (a function without inputs, like the fast path's stubs, is no helper: not asked further)
         frame.helper = bool(inputs) and not sensitive and self._is_helper(node, name, info, inputs)
         self._frames.append(frame)
+
+    def _takes_a_pil_image(self, node: cst.FunctionDef) -> bool:
+        """A parameter annotated `Image.Image` (PIL's): host-side image work."""
+        params = node.params
+        return any(param.annotation is not None
+                   and (self.ctx.resolve(param.annotation.annotation) or "").startswith("PIL.")
+                   for param in (*params.posonly_params, *params.params, *params.kwonly_params))
 
     def _to_another_inputs_device(self, move: cst.CSTNode, name: str) -> bool:
         """`neighbors.to(cell.device)`, `x.to(y)`: a parameter sent where another parameter

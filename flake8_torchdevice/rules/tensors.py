@@ -993,6 +993,11 @@ class FactoryWithoutDevice(Rule):
                 others.append(call.func.value)
             # what torch takes only as a tensor (`torch.cat`'s items) is one
             operands = {id(operand) for operand in tensor_operands(qualified, call)} if qualified else set()
+            if qualified == "torch.equal":
+                # `torch.equal(alpha, torch.ones(alpha.shape))`: a tensor the function was handed (not
+                # whatever it computed, `state_dict[key]` of a checkpoint it read on the host)
+                operands |= {id(a.value) for a in call.args if isinstance(a.value, cst.Name)
+                             and a.value.value in self._frame.inputs}
             for other in others:
                 elements = other.elements if isinstance(other, (cst.List, cst.Tuple)) else [other]
                 values = [e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e for e in elements]
