@@ -167,11 +167,22 @@ class FactoryWithoutDevice(Rule):
       A device made on `self` (`torch.zeros(n, device=self.device)`) is on that device in
       the class's other methods.
 
+    Also: `torch.equal(alpha, torch.ones(alpha.shape))` with a tensor the function was
+    handed (it takes only tensors, on one device); a CPU tensor written into an input
+    through a mask or an index tensor (`inputs[mask] = random_words[mask]`: `index_put_`
+    wants one device, while `x[i] = t` copies across); `torch.zeros(())` given dimensions
+    (`.expand(n)`), a 0-dim number until then.
+
     Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
     its inputs arrive on the CPU, and those it leaves alone stay there. Nor sequence
     lengths handed to a module or a loss (`model(x, input_lengths, y)`: `pack_padded_sequence`
     wants them on the CPU), nor what an entry point returns after taking its results to
-    the host (`torch.tensor([p.tolist() for p in preds])`: CPU tokens for the caller).
+    the host (`torch.tensor([p.tolist() for p in preds])`: CPU tokens for the caller), nor
+    one element of a table made inline (`torch.Tensor(anchors)[a, 0]`, 0-dim), nor a module
+    whose `forward` takes a PIL image (`img: Image.Image`: a transform of the data pipeline).
+    A sub-module's weight (`self.emb.weight`) is on the module's device at run time; a
+    method named like a recurrent state's maker or an entry point is judged as above;
+    `__init__` of a plain class computes on what it is given (`Kmeans(data)`).
 
     Two CPU tensors joined into one name (`y = y_ + torch.eye(k)`) are both reported
     where it meets the device. The tensor is followed through names (also tuple targets:
@@ -1293,8 +1304,15 @@ class UnregisteredTensorAttribute(Rule):
       keeps a CPU mask. (A test against a literal, `if self.mode == "train":`, is a
       switch, not a key.)
 
+    A read inside a lambda that `__init__` keeps (`self.clamp = lambda x: self.lo + x`) is a
+    run-time read; buffers registered under names from a dict the class was handed
+    (`for name, t in graph.items(): self.register_buffer(name, t)`) are not its own names,
+    while other computed names leave the class unjudged.
+
     The value is followed: tensor factories (`torch.ones`, `torch.tensor([...])`,
-    `torch.tensor(values)`, a 0-dim `torch.tensor(1.5, requires_grad=True)` made to be
+    `torch.tensor(values)`, `torch.tensor(get_kernel_window(k))` of a function that gives
+    no number (`float(...)`, `math.log(...)`, `.item()` and the class's own methods may),
+    a 0-dim `torch.tensor(1.5, requires_grad=True)` made to be
     trained; `torch.tensor(logit[None, :])` of a slice, never a number; `torch.tensor([d] * n)`),
     torch functions picked by name (`getattr(torch, window)(n)`), a function of the file
     or of the project whose every return is a tensor (`self.beta = linear_schedule(n)`,
@@ -2106,7 +2124,8 @@ class DiscardedTo(Rule):
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
     from `DataLoader(...)` or named like `trainloader`, `train_loader_1`,
     `data_loader_train`, a loader of a dict of loaders, `dataloaders[phase]`, a progress
-    bar bound over one, `pbar = tqdm(train_loader)`, each of several loaders zipped, or a
+    bar bound over one, `pbar = tqdm(train_loader)`, a name bound to one's enumeration,
+    `pbar = tqdm(enumerate(train_loader))`, also in steps, each of several loaders zipped, or a
     dataset iterated for its samples, `self.dataset`) or taken from
     one with `next()` (`x, y = next(iter(loader))`, `next(self.train_iter)`), an item of
     a batch (`batch["x"]`, `batch[0]`, `v` of `for k, v in batch.items():`, also of a
@@ -2118,7 +2137,9 @@ class DiscardedTo(Rule):
     module's output (`logits, aux = model(x)`; a name whose `.eval()`, `.parameters()` or
     `.named_modules()` is called is a module: not `.train()`, which trainers have), a parameter annotated `torch.Tensor` or the items of one
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
-    tensors, or a name used the way only tensors are, before or after the statement: a
+    tensors or that a module registers as a buffer or parameter (`self.inv_freq.to(x.device)`;
+    `nn.Buffer(t)` is torch's, a project's `Buffer(size, "cpu")` is not), or a name used the
+    way only tensors are, before or after the statement: a
     tensor-only method (`t.unsqueeze(0)`, `t.dim()`), `torch.zeros_like(t)`,
     array indexing (`t[:, 0]`), arithmetic (`t[1:] * mask`: of what has `.to()`, only a
     tensor does arithmetic), bound from a method arrays and tensors share
