@@ -321,13 +321,15 @@ def _returns_a_trigger(function: ast.AST, triggers: _FunctionTriggers, text_of: 
         elif isinstance(node, ast.Return) and node.value is not None:
             returns.append(node)
     # ... and what is computed from such a name (`grid = F.affine_grid(theta, size)`, then `return grid`)
-    grown = bool(made)
-    while grown:
-        grown = False
-        for value, targets in assigns:
-            if not targets <= made and any(isinstance(n, ast.Name) and n.id in made for n in walk_ast(value)):
-                made |= targets
-                grown = True
+    if made and assigns:
+        reads = [({n.id for n in walk_ast(value) if isinstance(n, ast.Name)}, targets) for value, targets in assigns]
+        grown = True
+        while grown:
+            grown = False
+            for names, targets in reads:
+                if not targets <= made and not names.isdisjoint(made):
+                    made |= targets
+                    grown = True
     return any(triggers.match(text_of(node), node)
                or any(isinstance(n, ast.Name) and n.id in made for n in walk_ast(node.value)) for node in returns)
 
