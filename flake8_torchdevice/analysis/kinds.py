@@ -705,11 +705,9 @@ class ValueKinds:
         if isinstance(call.func, cst.Attribute) and (call.func.attr.value in _NUMBER_METHODS
                                                      or self.self_attribute(call.func) is not None):
             return True  # (a method of the class, `self._count()`, may well give a number: unsure)
-        qualified = self.ctx.resolve(call.func) or ""
-        module, _, last = qualified.rpartition(".")
-        if module in ("math", "numpy", "cmath", "random", "statistics") or qualified in _NUMBER_BUILTINS:
-            return True
-        return isinstance(call.func, cst.Name) and call.func.value in _NUMBER_BUILTINS
+        module = (self.ctx.resolve(call.func) or "").rpartition(".")[0]
+        return module in ("math", "numpy", "cmath", "random", "statistics") \
+            or (isinstance(call.func, cst.Name) and call.func.value in _NUMBER_BUILTINS)
 
     def _returns_array(self, call: cst.Call) -> bool:
         """A NumPy call that makes an array, a method that reshapes or converts one

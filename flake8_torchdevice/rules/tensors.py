@@ -907,13 +907,11 @@ class FactoryWithoutDevice(Rule):
 
     def _indexes_by_tensor(self, target: cst.Subscript) -> bool:
         """`x[mask]`, `x[:, idx]`: one index that is a tensor (or a comparison making a mask),
-        the others whole slices. (Not `t[b, a, j, i, 2]` with `a = best[k]`, an element: a
-        0-dim value goes anywhere.)"""
+        the others slices. (Not `t[b, a, j, i, 2]` with `a = best[k]`, an element: a 0-dim
+        value goes anywhere.)"""
         indexes = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
-        return len(indexes) == 1 and all(isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index)
-                                         for e in target.slice) \
-            and (isinstance(indexes[0], cst.Comparison) or self.ctx.kinds.is_tensor(indexes[0])) \
-            and not isinstance(indexes[0], cst.Subscript)
+        return len(indexes) == 1 and not isinstance(indexes[0], cst.Subscript) \
+            and (isinstance(indexes[0], cst.Comparison) or self.ctx.kinds.is_tensor(indexes[0]))
 
     def _replaces_buffer(self, target: cst.Attribute) -> bool:
         """`self.<name> = t` for a buffer of the module, after it was built (`reset_`,
