@@ -403,6 +403,26 @@ class TensorOrigins:
                     or self.is_on_device(module):
                 frame.on_device.add(item.value)
 
+    def _bind_comprehension_items(self, node: cst.BaseComp) -> None:
+        # `[torch.cat([n, pad]) for n in nbrs]` with `nbrs` computed from the inputs: each item
+        # is the inputs' as a loop's is. Bound before the element is visited (it comes first in
+        # the tree), and only added: the name may also be the function's own.
+        frame = self.current
+        if not (frame.sensitive or frame.helper):
+            return
+        clause = node.for_in
+        while clause is not None:
+            iterable = clause.iter
+            if self._reads_inputs(list(names_read(iterable))) and not (
+                    isinstance(iterable, cst.Call) and last_identifier(iterable.func) in ("enumerate", "range")):
+                for target in _target_names(clause.target):
+                    if target not in frame.new_tensors:
+                        frame.derived.add(target)
+                        frame.carried.add(target)
+            clause = clause.inner_for_in
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension_items
+
     def leave_Expr(self, node: cst.Expr) -> None:
         frame = self.current
         # `model.to(device)` as a statement moves a module in place; `model(t)` then meets t there
