@@ -1960,3 +1960,58 @@ class CropWithGrid(nn.Module):
 """
     assert tdv201(code) == []
     assert tdv201(code.replace("img: Image.Image", "img: torch.Tensor")) == [(11, 15, "TDV201")]
+
+
+def test_a_parameter_made_in_a_function_is_its_tensor():
+    # IQA-PyTorch's gmsd: fixed kernels wrapped in nn.Parameter by a plain function, then
+    # convolved with its input; nothing registers them, they stay where they were made
+    code = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def gmsd(x, channels=3):
+    kernel = nn.Parameter(torch.ones(channels, 1, 2, 2) / 4.0, requires_grad=False)
+    return F.conv2d(x, kernel, stride=2, groups=channels)
+"""
+    assert tdv201(code) == [(5, 26, "TDV201")]
+    # registered by a module (here or by assignment) it moves with the module
+    registered = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Blur(nn.Module):
+    def __init__(self, channels=3):
+        super().__init__()
+        kernel = nn.Parameter(torch.ones(channels, 1, 2, 2) / 4.0, requires_grad=False)
+        self.kernel = kernel
+    def forward(self, x):
+        return F.conv2d(x, self.kernel, groups=3)
+"""
+    assert tdv201(registered) == []
+    assert lint(registered, enabled=frozenset({"TDV202"})) == []
+    # handed straight to a call that keeps it (not bound to a name) it is not followed
+    assert tdv201(code.replace("kernel = nn.Parameter(", "opt = make_optimizer(nn.Parameter(")
+                  .replace("requires_grad=False)", "requires_grad=False))")) == []
+
+
+def test_items_of_a_comprehension_over_the_inputs_are_the_inputs():
+    # deepchem's NeighborList: a CPU padding concatenated with each neighbour list the module
+    # computed from its input coordinates
+    code = """import torch
+import torch.nn as nn
+class NeighborList(nn.Module):
+    def forward(self, coords):
+        nbrs = self.neighbours(coords)
+        padding = torch.full((self.m,), -1)
+        return [torch.cat([n, padding], 0) for n in nbrs]
+"""
+    assert tdv201(code) == [(6, 18, "TDV201")]
+    # over numbers, counters or the module's own configuration: nothing is met
+    assert tdv201(code.replace("for n in nbrs]", "for n in range(len(nbrs))]")) == []
+    assert tdv201(code.replace("for n in nbrs]", "for n in self.sizes]")) == []
+    # the comprehension's name shadows nothing: after it, a name of the function is its own
+    shadow = """import torch
+def count(x, sizes):
+    n = torch.zeros(3)
+    totals = [m * 2 for m in x]
+    return n.sum() + len(totals)
+"""
+    assert tdv201(shadow) == []

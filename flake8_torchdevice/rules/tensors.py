@@ -734,7 +734,7 @@ class FactoryWithoutDevice(Rule):
                     bundled.extend(a.value for a in call.args if a is not parent)
                     child, depth = call, depth + 2
                     continue
-                fate = self._fate_as_argument(call, parent)
+                fate = self._fate_as_argument(call, parent, self.ctx.parent(depth + 2))
                 if fate is not None:
                     return fate, None
                 child, depth = call, depth + 2  # torch.cat([...]): a tensor derived from this one
@@ -932,9 +932,9 @@ class FactoryWithoutDevice(Rule):
             (arg.keyword is not None and arg.keyword.value == "device")
             or method_call(call, "to", "cuda") is not None)
 
-    def _fate_as_argument(self, call: cst.Call, arg: cst.Arg) -> Optional[str]:
-        """The fate of a tensor passed to `call`; None when the call returns a tensor
-        derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
+    def _fate_as_argument(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
+        """The fate of a tensor passed to `call` (which stands in `around`); None when the
+        call returns a tensor derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
         callee = last_identifier(call.func) or ""
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "moves_argument"):
@@ -942,6 +942,13 @@ class FactoryWithoutDevice(Rule):
         if self.ctx.resolve(call.func) in VARIABLE or (
                 (self.ctx.resolve(call.func) or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
             return None  # `Variable(t)` is t, and so is `nn.init.normal_(t)`, which fills t in place
+        if self.ctx.resolve(call.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") \
+                and positional_args(call)[:1] == [arg] \
+                and self.ctx.current_class is None and isinstance(around, cst.Assign) \
+                and [type(t.target) for t in around.targets] == [cst.Name]:
+            # `k = nn.Parameter(torch.ones(c, 1, 2, 2) / 4)` in a function: nothing registers it,
+            # it is the same CPU tensor, used as `F.conv2d(x, k)` (old code's fixed kernels)
+            return None
         if isinstance(call.func, cst.Attribute) and self._is_new_cpu_tensor(call.func.value):
             # `torch.Tensor(anchors).index_select(1, torch.LongTensor([0]))`: a method of another
             # CPU tensor made here; what it returns decides
