@@ -2015,3 +2015,19 @@ def count(x, sizes):
     return n.sum() + len(totals)
 """
     assert tdv201(shadow) == []
+
+
+def test_einops_functions_keep_their_tensor_where_it_is():
+    # torch-cubic-spline-grids: `einops.repeat(torch.tensor(...), ...)` is that CPU tensor,
+    # repeated; here it meets the helper's input
+    code = """import einops
+import torch
+def add_positions(x: torch.Tensor):
+    pos = einops.repeat(torch.arange(x.shape[1]), "n -> b n", b=x.shape[0])
+    return x + pos
+"""
+    assert tdv201(code) == [(4, 24, "TDV201")]
+    assert tdv201(code.replace("torch.arange(x.shape[1])", "torch.arange(x.shape[1], device=x.device)")) == []
+    # what the helper keeps to itself stays out of it
+    assert tdv201(code.replace("return x + pos", "return x, pos.tolist()")) == []
+

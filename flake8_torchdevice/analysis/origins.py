@@ -865,7 +865,9 @@ def is_tensor_op(qualified: Optional[str]) -> bool:
     arguments live, and which need them on one device."""
     if not qualified or qualified.rsplit(".", 1)[-1].startswith("_"):
         return False  # private ops keep their own conventions (nested sizes live on the CPU)
-    return qualified.count(".") == 1 and qualified.startswith("torch.") or qualified.startswith(_OP_MODULES)
+    # (einops' functions too: `einops.repeat(t, "p -> b p", b=n)` is where `t` is)
+    return qualified.count(".") == 1 and qualified.startswith(("torch.", "einops.")) \
+        or qualified.startswith(_OP_MODULES)
 
 
 def _reads_name(node: cst.CSTNode, name: str) -> bool:
