@@ -2031,3 +2031,36 @@ def add_positions(x: torch.Tensor):
     # what the helper keeps to itself stays out of it
     assert tdv201(code.replace("return x + pos", "return x, pos.tolist()")) == []
 
+
+DIAG_GAUSSIAN = """import torch
+class PolicyDistribution(object):
+    def sample(self):
+        raise NotImplementedError
+class DiagGaussianDistribution(PolicyDistribution):
+    def __init__(self, logits):
+        mean, logstd = logits
+        self.mean = mean
+        self.logstd = logstd
+        self.std = torch.exp(self.logstd)
+    def sample(self):
+        noise = torch.randn(size=self.mean.shape)
+        return self.mean + self.std * noise
+"""
+
+
+def test_a_distribution_class_of_the_project_computes_on_what_it_was_handed():
+    # PARL's DiagGaussianDistribution: the noise of `sample` meets the policy's mean, on the
+    # device of the network that computed it
+    assert tdv201(DIAG_GAUSSIAN) == [(12, 16, "TDV201")]
+    assert tdv201(DIAG_GAUSSIAN.replace("size=self.mean.shape)", "size=self.mean.shape, device=self.mean.device)")) == []
+    # a class not named for a distribution, and parameters not named for one, show nothing
+    assert tdv201(DIAG_GAUSSIAN.replace("DiagGaussianDistribution(PolicyDistribution)", "DiagGaussian(object)")) == []
+    sampler = """import torch
+class UniformDistribution:
+    def __init__(self, low, high):
+        self.low = low
+        self.high = high
+    def sample(self, n):
+        return torch.rand(n) * (self.high - self.low) + self.low
+"""
+    assert tdv201(sampler) == []

@@ -108,6 +108,9 @@ def is_data_pipeline_path(filename: Optional[str]) -> bool:
 _SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
 _HOST = frozenset({"cpu", "numpy", "tolist"})
 # Namespaces of functions that compute on the tensors they are given, where those are.
+# A class of the project that is a distribution by its name or its base's: `DiagGaussianDistribution`.
+_DISTRIBUTION_CLASS_RE = re.compile(r"Distribution$")
+_DISTRIBUTION_PARAMETER_RE = re.compile(r"(?:mean|mu|loc|std|sigma|scale|log_?(?:std|sigma|var|scale)|logits|probs|var)s?$")
 _OP_MODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torchvision.ops.",
                # PyG's companions: scatter/segment reductions and sparse products of tensors on one device
                "torch_scatter.", "torch_sparse.")
@@ -308,16 +311,33 @@ class TensorOrigins:
         return root is not None and root != name and root in self.current.inputs and not is_device_name(root)
 
     def _handed_to_a_distribution(self, info: Any, name: str, node: cst.FunctionDef) -> Optional[Set[str]]:
-        """In a method of a `torch.distributions` subclass (TanhNormal, VonMisesFisher) other
-        than `__init__`: the `self.<attr>` that `__init__` set to what it was handed
-        (`self.loc = loc`), which are on the caller's device. None elsewhere."""
-        if info is None or name == "__init__" or is_static_or_class_method(node) or not any(
-                (self.ctx.resolve(base.value) or "").startswith("torch.distributions.") for base in info.node.bases):
+        """In a method of a distribution other than `__init__` (a `torch.distributions` subclass,
+        TanhNormal, VonMisesFisher, or a class of the project named so: PARL's
+        `DiagGaussianDistribution`): the `self.<attr>` that `__init__` set to what it was handed
+        (`self.loc = loc`, or a part of it: `mean, logstd = logits`), which are on the caller's
+        device. None elsewhere."""
+        if info is None or name == "__init__" or is_static_or_class_method(node):
+            return None
+        torchs = any((self.ctx.resolve(base.value) or "").startswith("torch.distributions.") for base in info.node.bases)
+        if not torchs and not any(_DISTRIBUTION_CLASS_RE.search(class_name or "") for class_name in
+                                  (info.node.name.value, *(last_identifier(base.value) for base in info.node.bases))):
             return None
         init = info.methods.get("__init__")
-        given = set(parameter_names(init)[1:]) if init is not None else set()
-        return {f"self.{a.name}" for a in info.assignments
-                if a.method == "__init__" and isinstance(a.value, cst.Name) and a.value.value in given}
+        if init is None:
+            return set() if torchs else None
+        given = set(parameter_names(init)[1:])
+        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+            for small in getattr(statement, "body", ()):
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in given:
+                    for target in small.targets:
+                        if isinstance(target.target, (cst.Tuple, cst.List)):
+                            given.update(_target_names(target.target))  # `mean, logstd = logits`
+        # (of a class of the project, only what names a distribution's parameter: a sampler's
+        # `UniformDistribution(low, high)` may be handed numbers)
+        handed = {f"self.{a.name}" for a in info.assignments
+                  if a.method == "__init__" and isinstance(a.value, cst.Name) and a.value.value in given
+                  and (torchs or _DISTRIBUTION_PARAMETER_RE.match(a.name))}
+        return handed if handed or torchs else None
 
     def _is_autograd_function(self, info: Any) -> bool:
         """`class Limiter(torch.autograd.Function)`: a custom op, however `Function` was imported."""
