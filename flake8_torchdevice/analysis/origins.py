@@ -327,7 +327,7 @@ class TensorOrigins:
             return set() if torchs else None
         given = set(parameter_names(init)[1:])
         for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
-            for small in getattr(statement, "body", ()):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in given:
                     for target in small.targets:
                         if isinstance(target.target, (cst.Tuple, cst.List)):
