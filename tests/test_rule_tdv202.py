@@ -932,3 +932,34 @@ class FDS(nn.Module):
         return x * self.kernel_window
 """
     assert tdv202(code) == expected
+
+
+TRAIN_CACHE = """import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def __init__(self, heads, n):
+        super().__init__()
+        self.biases = nn.Parameter(torch.zeros(heads, n))
+        self.register_buffer("idx", torch.arange(n * n).view(n, n) % n, persistent=False)
+    def train(self, mode=True):
+        super().train(mode)
+        if mode and hasattr(self, "ab"):
+            del self.ab
+        else:
+            self.ab = self.biases[:, self.idx]
+    def forward(self, attn):
+        return attn + (self.biases[:, self.idx] if self.training else self.ab)
+"""
+
+
+def test_a_cache_that_train_sets_for_eval_is_left_behind():
+    # MobileSAM's TinyViT attention: `model.eval()` then `model.to("cuda")` keeps `ab` on the CPU
+    assert tdv202(TRAIN_CACHE) == [(13, 12, "TDV202")]
+    # registered, it moves with the module
+    assert tdv202(TRAIN_CACHE.replace("self.ab = self.biases[:, self.idx]",
+                                      'self.register_buffer("ab", self.biases[:, self.idx], persistent=False)')) == []
+    # moved where forward reads it (ultralytics' copy of the same class)
+    assert tdv202(TRAIN_CACHE.replace("        return attn +", "        if not self.training:\n"
+                                      "            self.ab = self.ab.to(self.biases.device)\n        return attn +")) == []
+    # `train` that resets a flag or a container is no tensor cache
+    assert tdv202(TRAIN_CACHE.replace("self.ab = self.biases[:, self.idx]", "self.ab = {}")) == []

@@ -1508,6 +1508,11 @@ class UnregisteredTensorAttribute(Rule):
 
         moves = _MOVE_WORDS.search(text) is not None
         built = _ast_called_from_init(methods)
+        if "train" in methods and any(isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                                      and target.value.id == "self"
+                                      for statement in walk_ast(methods["train"]) if isinstance(statement, ast.Assign)
+                                      for target in statement.targets):
+            return True  # a cache `train(self, mode)` sets for eval
         if makes_tensor is not None and any(_ast_stores_a_call_of(methods[name], makes_tensor) for name in built):
             return True
         if not factory_words.search(text):
@@ -1575,7 +1580,12 @@ class UnregisteredTensorAttribute(Rule):
             stale = _is_fixed(info, assignment) or (assignment.method in built and (
                 _is_made(info, assignment) or _is_tensor_argument(info, assignment))) or (
                 assignment.built_once and assignment.method in ("forward", "__call__")
-                and (assignment.kind == TENSOR or _is_made(info, assignment)))
+                and (assignment.kind == TENSOR or _is_made(info, assignment))) or (
+                # `def train(self, mode)`: `self.ab = self.biases[:, self.idx]` for eval, on the
+                # device the module had then (LeViT's and TinyViT's attention-bias cache), unless
+                # another method sets it anew (ultralytics' `self.ab = self.ab.to(...)` in forward)
+                assignment.method == "train" and assignment.kind == TENSOR
+                and all(other.method == "train" for other in info.assignments if other.name == name))
             if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value):
                 continue
             reported.add(name)
