@@ -2064,3 +2064,26 @@ class UniformDistribution:
         return torch.rand(n) * (self.high - self.low) + self.low
 """
     assert tdv201(sampler) == []
+
+
+DROP_CONNECT = """import torch
+def drop_connect(inputs, p, training):
+    if not training:
+        return inputs
+    keep_prob = 1 - p
+    random_tensor = keep_prob
+    random_tensor += torch.rand([inputs.shape[0], 1, 1, 1], dtype=inputs.dtype)
+    binary_tensor = torch.floor(random_tensor)
+    return inputs / keep_prob * binary_tensor
+"""
+
+
+def test_a_number_plus_a_new_tensor_holds_it():
+    # EfficientNet-PyTorch's drop_connect: `r = keep_prob; r += torch.rand(...)` makes `r` a CPU
+    # tensor, which then meets the input (a tensor: torch takes only a tensor's dtype)
+    assert tdv201(DROP_CONNECT) == [(7, 21, "TDV201")]
+    assert tdv201(DROP_CONNECT.replace("dtype=inputs.dtype)", "dtype=inputs.dtype, device=inputs.device)")) == []
+    # without evidence that `inputs` is a tensor (a model's dtype, or none), nothing is said
+    assert tdv201(DROP_CONNECT.replace("dtype=inputs.dtype", "dtype=model.dtype")
+                  .replace("(inputs, p, training)", "(inputs, model, p, training)")) == []
+    assert tdv201(DROP_CONNECT.replace(", dtype=inputs.dtype", "")) == []

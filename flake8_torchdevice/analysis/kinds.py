@@ -88,6 +88,8 @@ LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfT
                                  "BoolTensor"})
 # Keywords of tensor methods that numpy's and Python's methods do not take (numpy says `axis=`).
 _TENSOR_METHOD_KEYWORDS = frozenset({"dim", "keepdim"})
+# Names that say a model (which may carry a `dtype`, as transformers' do), not a tensor.
+_MODEL_NAME_RE = re.compile(r"model|net|module|encoder|decoder|pipe|policy", re.I)
 
 
 def _takes_dim(call: cst.Call) -> bool:
@@ -1022,6 +1024,12 @@ class ValueKinds:
             for arg in node.args:
                 if arg.star == "*" and isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "shape" \
                         and isinstance(arg.value.value, cst.Name):
+                    self.facts().tensor_uses.add(arg.value.value.value)
+                # `torch.rand(n, dtype=inputs.dtype)`: torch takes no numpy dtype, `inputs` is a tensor
+                # (not `dtype=model.dtype` of a module that says its dtype, transformers' models)
+                if arg.keyword is not None and arg.keyword.value == "dtype" and isinstance(arg.value, cst.Attribute) \
+                        and arg.value.attr.value == "dtype" and isinstance(arg.value.value, cst.Name) \
+                        and self.kind_of(arg.value.value) != MODULE and not _MODEL_NAME_RE.search(arg.value.value.value):
                     self.facts().tensor_uses.add(arg.value.value.value)
         if qualified.startswith("torch."):
             # `torch.cat([pad, value])`, `torch.einsum("ij,jk", a, b)`, `F.pad(x, ...)`

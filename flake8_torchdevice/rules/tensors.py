@@ -807,6 +807,10 @@ class FactoryWithoutDevice(Rule):
                     return NEUTRAL, None  # other attributes and subscripts: unsure
                 return NEUTRAL, ([target.value], parent)
             if isinstance(parent, cst.AugAssign):
+                if not sensitive and child is parent.value and isinstance(parent.target, cst.Name) \
+                        and self._frame.helper:
+                    # `r = keep_prob`, `r += torch.rand(b, 1, 1, 1)`: `r` now holds a CPU tensor
+                    return NEUTRAL, ([parent.target.value], parent)
                 return (BAD if sensitive and child is parent.value else NEUTRAL), None
             if isinstance(parent, (cst.Return, cst.Yield)):
                 # What forward (or a loss) returns meets the caller's tensors, and so does
