@@ -36,7 +36,11 @@ _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
 # Method names that say they run while the module is built: `reset_parameters`,
 # `_init_weights`, `_build_anchors`, `make_layers`, ...
 # (`initialize_weights`, not `initial_inference` nor `initial_state`, which run per input)
-INIT_TIME_NAME_RE = re.compile(r"init(?!ial(?!i))|reset_param|build|make_|create_|_make|_build|_create|extra_repr|__repr__", re.I)
+# `init` where a word starts (`_init_weights`, `reinit`, `initWeights`, `weightInit`), not inside
+# one (`compute_pairwise_affinities`, `definition`, `infinite`)
+_INIT_WORD = r"(?:(?:^|(?<=_)|(?<=re))init|(?<=[a-z])(?-i:Init))"
+INIT_TIME_NAME_RE = re.compile(_INIT_WORD + r"(?!ial(?!i))|reset_param|build|make_|create_|_make|_build|_create"
+                               r"|extra_repr|__repr__", re.I)
 
 
 # Methods that make a recurrent network's state for a batch (`init_hidden(self, bsz)`,
@@ -58,7 +62,7 @@ def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:
         return False
     return INIT_TIME_NAME_RE.search(name) is not None
 # Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
-_SETUP_NAME_RE = re.compile(r"init|reset|repr", re.I)
+_SETUP_NAME_RE = re.compile(_INIT_WORD + r"|reset|repr", re.I)
 # Methods that read attributes to save, load or show them, not to compute with the input.
 # A whole word of the name (`save_weights`, `load_state_dict`, `__repr__`, `saveModel`), so
 # that `preprocess` (p-repr-ocess) and `compute_logits` are not taken for one.
