@@ -2087,3 +2087,53 @@ def test_a_number_plus_a_new_tensor_holds_it():
     assert tdv201(DROP_CONNECT.replace("dtype=inputs.dtype", "dtype=model.dtype")
                   .replace("(inputs, p, training)", "(inputs, model, p, training)")) == []
     assert tdv201(DROP_CONNECT.replace(", dtype=inputs.dtype", "")) == []
+
+
+def test_init_inside_a_word_is_no_init_time_method():
+    # easy-few-shot-learning's LaplacianShot: `compute_pairwise_affinities` (aff-init-ies) runs
+    # per episode on the features, after the model was moved
+    code = """import torch
+from torch import Tensor, nn
+class LaplacianShot(nn.Module):
+    def compute_pairwise_affinities(self, features: Tensor) -> Tensor:
+        neighbours = features.topk(3, dim=1).indices
+        affinity = torch.zeros((len(features), len(features)))
+        for i, row in enumerate(neighbours):
+            affinity[i].index_fill_(0, row, 1)
+        return affinity
+"""
+    assert tdv201(code) == [(6, 19, "TDV201")]
+    # a method named for what runs while the module is built stays out
+    assert tdv201(code.replace("compute_pairwise_affinities", "_init_affinities")) == []
+    assert tdv201(code.replace("compute_pairwise_affinities", "reinit_affinities")) == []
+
+
+def test_a_negated_mask_is_where_the_mask_is():
+    # torchcde's forward_fill: `torch.where(~mask, torch.arange(n), 0)` with a mask of the input
+    code = """import torch
+def forward_fill(x: torch.Tensor):
+    mask = torch.isnan(x)
+    idx = torch.where(~mask, torch.arange(mask.shape[1]), 0)
+    return torch.cummax(idx, dim=1)
+"""
+    assert tdv201(code) == [(4, 29, "TDV201")]
+    assert tdv201(code.replace("torch.arange(mask.shape[1])", "torch.arange(mask.shape[1], device=x.device)")) == []
+
+
+def test_a_forward_taking_its_inputs_as_star_args():
+    # auto_LiRPA's BoundDropout: `forward(self, *inputs)`, `x = inputs[0]`, then a CPU mask
+    code = """import torch
+import torch.nn as nn
+class BoundDropout(nn.Module):
+    def forward(self, *inputs):
+        x = inputs[0]
+        self.mask = torch.rand(x.shape) > self.ratio
+        return x * self.mask / (1 - self.ratio)
+"""
+    assert tdv201(code) == [(6, 20, "TDV201")]
+    # `*sizes` are sizes, not tensors
+    sizes = """import torch
+def grid(*sizes):
+    return torch.zeros(*sizes) + torch.ones(sizes[0])
+"""
+    assert tdv201(sizes) == []

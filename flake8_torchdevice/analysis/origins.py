@@ -684,6 +684,8 @@ class TensorOrigins:
             # `torch.sigmoid(gate) < threshold`: a tensor where a compared tensor is
             return self.is_input_tensor(node.left, proven) \
                 or any(self.is_input_tensor(target.comparator, proven) for target in node.comparisons)
+        if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+            return self.is_input_tensor(node.expression, proven)  # `~mask`, `-x`: where the tensor is
         if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, _NOT_ELEMENTWISE):
             # `(1 - eps) * F.one_hot(labels, n)`: a tensor where either operand is one, whatever
             # the other (a number); the left operand alone shows nothing (`eps`, `stride`)
@@ -876,6 +878,9 @@ def maybe_tensor_params(function: cst.FunctionDef) -> List[str]:
         if _SIZE_PARAMETER_RE.search(name):
             continue  # `random_sample(size=None)`: a shape, not the caller's tensor
         names.append(name)
+    if isinstance(params.star_arg, cst.Param) and params.star_arg.annotation is None \
+            and not _SIZE_PARAMETER_RE.search(params.star_arg.name.value):
+        names.append(params.star_arg.name.value)  # `forward(self, *inputs)`: `x = inputs[0]`
     return names
 
 
