@@ -2137,3 +2137,34 @@ def grid(*sizes):
     return torch.zeros(*sizes) + torch.ones(sizes[0])
 """
     assert tdv201(sizes) == []
+
+
+def test_a_new_tensor_added_into_the_input_in_place():
+    # geometric-vector-perceptron's bond buckets: `buckets += n * torch.eye(m).long()` where
+    # `buckets` is computed from the input coordinates
+    code = """import torch
+def encode_bonds(x, cutoffs):
+    dist = torch.cdist(x, x, p=2)
+    buckets = torch.bucketize(dist, cutoffs)
+    buckets += len(cutoffs) * torch.eye(buckets.shape[0]).long()
+    return buckets
+"""
+    assert tdv201(code) == [(5, 30, "TDV201")]
+    assert tdv201(code.replace("torch.eye(buckets.shape[0])", "torch.eye(buckets.shape[0], device=x.device)")) == []
+    # a number accumulated into a counter is no tensor
+    assert tdv201(code.replace("buckets += len(cutoffs) * torch.eye(buckets.shape[0]).long()",
+                               "total = 0\n    total += torch.eye(3).sum().item()")) == []
+
+
+def test_an_example_input_traced_through_a_moved_model():
+    # PySyft's MNIST client: `torch.jit.trace(model, torch.zeros(...))` after `model.to(device)`
+    code = """import torch
+def main(device):
+    model = Net().to(device)
+    traced = torch.jit.trace(model, torch.zeros([1, 1, 28, 28], dtype=torch.float))
+    return traced
+"""
+    assert tdv201(code) == [(4, 36, "TDV201")]
+    # traced on the CPU, or with the input moved, nothing is mixed
+    assert tdv201(code.replace("Net().to(device)", "Net()")) == []
+    assert tdv201(code.replace("dtype=torch.float)", "dtype=torch.float).to(device)")) == []

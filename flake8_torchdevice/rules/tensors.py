@@ -807,6 +807,11 @@ class FactoryWithoutDevice(Rule):
                     return NEUTRAL, None  # other attributes and subscripts: unsure
                 return NEUTRAL, ([target.value], parent)
             if isinstance(parent, cst.AugAssign):
+                if child is parent.value and not sensitive and self.ctx.origins.is_input_tensor(parent.target) \
+                        and self.ctx.kinds.is_tensor(parent.target):
+                    # `buckets += n * torch.eye(m).long()` with `buckets` computed from the input
+                    self._partner = parent.target
+                    return BAD, None
                 if not sensitive and child is parent.value and isinstance(parent.target, cst.Name) \
                         and self._frame.helper:
                     # `r = keep_prob`, `r += torch.rand(b, 1, 1, 1)`: `r` now holds a CPU tensor
@@ -957,6 +962,13 @@ class FactoryWithoutDevice(Rule):
             # `torch.Tensor(anchors).index_select(1, torch.LongTensor([0]))`: a method of another
             # CPU tensor made here; what it returns decides
             return None
+        if self.ctx.resolve(call.func) in _TRACERS and arg.keyword is None and not arg.star:
+            # `torch.jit.trace(model, torch.zeros(1, 1, 28, 28))` of a moved model: the example
+            # input runs through it
+            model = positional_args(call)[:1]
+            if model and model[0] is not arg and self.ctx.origins.is_on_device(model[0].value):
+                self._partner = model[0].value
+                return BAD
         if _is_grad_outputs(self.ctx.resolve(call.func), call, arg):
             # `autograd.grad(d_out, x, torch.ones(n, 1))`: the seed gradient must be where the outputs are
             outputs = first_argument(call, "outputs")
@@ -1224,6 +1236,10 @@ def _is_record(call: cst.Call) -> bool:
     """`Output(logits, state)`: a class called by its own name (a namedtuple, a dataclass),
     not a method of an object (`self.Head(x)`) nor a call's result."""
     return isinstance(call.func, cst.Name) and call.func.value[:1].isupper()
+
+
+# Functions that run a module on example inputs: `torch.jit.trace(model, example)`.
+_TRACERS = frozenset({"torch.jit.trace", "torch.onnx.export", "torch.export.export"})
 
 
 def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
