@@ -2168,3 +2168,30 @@ def main(device):
     # traced on the CPU, or with the input moved, nothing is mixed
     assert tdv201(code.replace("Net().to(device)", "Net()")) == []
     assert tdv201(code.replace("dtype=torch.float)", "dtype=torch.float).to(device)")) == []
+
+
+BERT_NER = """import torch
+from pytorch_transformers import BertForTokenClassification
+class BertNer(BertForTokenClassification):
+    def forward(self, input_ids, valid_ids=None):
+        sequence_output = self.bert(input_ids)[0]
+        batch_size, max_len, feat_dim = sequence_output.shape
+        valid_output = torch.zeros(batch_size, max_len, feat_dim, dtype=torch.float32)
+        for i in range(batch_size):
+            jj = -1
+            for j in range(max_len):
+                if valid_ids[i][j].item() == 1:
+                    jj += 1
+                    valid_output[i][jj] = sequence_output[i][j]
+        sequence_output = self.dropout(valid_output)
+        return self.classifier(sequence_output)
+"""
+
+
+def test_a_buffer_filled_from_the_inputs_goes_through_the_module_s_layers():
+    # kamalkraj/BERT-NER: a CPU buffer filled row by row from BERT's output, then handed to the
+    # model's dropout and classifier: pytorch_transformers' (transformers' old name) classes are modules
+    assert tdv201(BERT_NER) == [(7, 23, "TDV201")]
+    assert tdv201(BERT_NER.replace("dtype=torch.float32)", "dtype=torch.float32, device=input_ids.device)")) == []
+    # a class of another library is not taken for a module
+    assert tdv201(BERT_NER.replace("pytorch_transformers", "tokenizers")) == []

@@ -100,6 +100,8 @@ _LIBRARY_MODULE_BASES = frozenset({
 })
 # transformers' model classes, all `nn.Module`s (not its configs, tokenizers, outputs).
 _TRANSFORMERS_MODEL_RE = re.compile(r"(?:PreTrainedModel|Model|For[A-Z]\w*)$")
+# ... under the names the package had before (research code still imports them)
+_TRANSFORMERS_PACKAGES = ("transformers.", "pytorch_transformers.", "pytorch_pretrained_bert.")
 # Packages whose classes (by a capitalised name) under these prefixes are all `nn.Module`s:
 # torchmetrics' metrics, gpytorch's models, kernels, means and likelihoods, pyro's
 # PyroModule, torchvision's and timm's models.
@@ -119,7 +121,7 @@ def is_library_module_class(qualified: str) -> bool:
     if qualified in _LIBRARY_MODULE_BASES or (
             qualified.startswith("torch_geometric.nn.") and last in ("MessagePassing", "Aggregation")):
         return True
-    if qualified.startswith("transformers.") and _TRANSFORMERS_MODEL_RE.search(last):
+    if qualified.startswith(_TRANSFORMERS_PACKAGES) and _TRANSFORMERS_MODEL_RE.search(last):
         return True  # `RobertaPreTrainedModel`, `BertModel`, `BertForSequenceClassification`
     return qualified.startswith(_MODULE_PACKAGES) and last[:1].isupper() and not last.endswith(
         ("Weights", "Config", "Cfg"))  # `torchmetrics.Metric`, `gpytorch.models.ExactGP`, `torchvision.models.ResNet`
