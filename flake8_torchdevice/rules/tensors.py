@@ -95,7 +95,8 @@ class FactoryWithoutDevice(Rule):
       `forward` and `backward` of a custom `torch.autograd.Function`, methods of
       classes named like a loss, metric or criterion, methods of a
       `torch.distributions` subclass (on the tensors its `__init__` was handed:
-      `self.loc` of `self.loc = loc`), and functions named like a
+      `self.loc` of `self.loc = loc`) or of a class of the project named for a distribution
+      (`DiagGaussianDistribution`: its `mean`, `std`, `logits`...), and functions named like a
       loss, metric, accuracy or sampling step, when they have parameters that may
       hold tensors. There the tensor is reported when it is combined with a tensor
       argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
@@ -171,7 +172,12 @@ class FactoryWithoutDevice(Rule):
     handed (it takes only tensors, on one device); a CPU tensor written into an input
     through a mask or an index tensor (`inputs[mask] = random_words[mask]`: `index_put_`
     wants one device, while `x[i] = t` copies across); `torch.zeros(())` given dimensions
-    (`.expand(n)`), a 0-dim number until then.
+    (`.expand(n)`), a 0-dim number until then; a CPU tensor added in place into a tensor
+    computed from the inputs (`buckets += n * torch.eye(m)`), or held by a number it was
+    added to (`r = keep_prob; r += torch.rand(b, 1)`, then `x * r`); the example input of
+    `torch.jit.trace(model, torch.zeros(...))` (or `torch.onnx.export`) for a moved model.
+    `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
+    functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is.
 
     Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
     its inputs arrive on the CPU, and those it leaves alone stay there. Nor sequence
@@ -1320,6 +1326,10 @@ class UnregisteredTensorAttribute(Rule):
     - a public attribute made while the module is built that the class itself never
       reads (`self.centers = torch.zeros(n, d)`): its users read it (`model.centers`),
       after the model was moved;
+    - a cache that an override of `train(self, mode)` sets for eval from the module's
+      tensors (`self.ab = self.attention_biases[:, self.idx]`, LeViT's): `model.eval()`
+      then `model.to("cuda")` leaves it where the module was, unless another method sets
+      it anew (`self.ab = self.ab.to(x.device)` in `forward`);
     - a cache that `forward` builds once (under `if self.mask is None:`,
       `if not hasattr(self, "mask"):`), or rebuilds only when a key of the last call
       changes (`if batch_size != self.last_batch_size:`, `if n > self.max_len:`, or
