@@ -951,13 +951,14 @@ class FactoryWithoutDevice(Rule):
         """The fate of a tensor passed to `call` (which stands in `around`); None when the
         call returns a tensor derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
         callee = last_identifier(call.func) or ""
+        qualified = self.ctx.resolve(call.func)  # (asked once: this runs for every argument a factory meets)
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "moves_argument"):
             return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
-        if self.ctx.resolve(call.func) in VARIABLE or (
-                (self.ctx.resolve(call.func) or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
+        if qualified in VARIABLE or (
+                (qualified or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
             return None  # `Variable(t)` is t, and so is `nn.init.normal_(t)`, which fills t in place
-        if self.ctx.resolve(call.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") \
+        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") \
                 and positional_args(call)[:1] == [arg] \
                 and self.ctx.current_class is None and isinstance(around, cst.Assign) \
                 and [type(t.target) for t in around.targets] == [cst.Name]:
@@ -968,14 +969,14 @@ class FactoryWithoutDevice(Rule):
             # `torch.Tensor(anchors).index_select(1, torch.LongTensor([0]))`: a method of another
             # CPU tensor made here; what it returns decides
             return None
-        if self.ctx.resolve(call.func) in _TRACERS and arg.keyword is None and not arg.star:
+        if qualified in _TRACERS and arg.keyword is None and not arg.star:
             # `torch.jit.trace(model, torch.zeros(1, 1, 28, 28))` of a moved model: the example
             # input runs through it
             model = positional_args(call)[:1]
             if model and model[0] is not arg and self.ctx.origins.is_on_device(model[0].value):
                 self._partner = model[0].value
                 return BAD
-        if _is_grad_outputs(self.ctx.resolve(call.func), call, arg):
+        if _is_grad_outputs(qualified, call, arg):
             # `autograd.grad(d_out, x, torch.ones(n, 1))`: the seed gradient must be where the outputs are
             outputs = first_argument(call, "outputs")
             # (`outputs=[y[:, i].unsqueeze(-1)]`: a list of them)
@@ -985,19 +986,19 @@ class FactoryWithoutDevice(Rule):
             if met:
                 self._partner = met[0]
                 return BAD
-        if (callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(self.ctx.resolve(call.func)))) \
+        if (callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(qualified))) \
                 or callee in FACTORIES:
             return NEUTRAL  # (Python's `max(a, b)`; `torch.max(t, x - eps)` compares elementwise)
-        if keyword(call, "device") is not None and (self.ctx.resolve(call.func) or "").startswith("torch."):
+        if keyword(call, "device") is not None and (qualified or "").startswith("torch."):
             return MOVED  # `torch.sparse_csr_tensor(crow, col, values, device=device)` puts its parts there
-        if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not self.ctx.resolve(call.func) \
+        if callee[:1].isupper() and not isinstance(call.func, cst.Call) and not qualified \
                 and root_name(call.func) != "self":
             # SomeLoss(weight=t): a constructor that usually registers t (not `Loss()(t)`, nor
             # `self.LSTM_outer(t)`, a part of the object)
             return NEUTRAL
         if method_call(call, *MOVERS, "new_tensor") is not None:
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
-        if _HOST_SINK_RE.search(callee) and not is_tensor_op(self.ctx.resolve(call.func)):
+        if _HOST_SINK_RE.search(callee) and not is_tensor_op(qualified):
             return NEUTRAL  # `draw_rectangle(image, boxes)`, `save_image(t, path)`: read on the host
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
@@ -1020,7 +1021,6 @@ class FactoryWithoutDevice(Rule):
             if met:
                 self._partner = met[0]
                 return BAD
-        qualified = self.ctx.resolve(call.func)
         tensor_op = is_tensor_op(qualified)
         if tensor_op or self._frame.sensitive:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
