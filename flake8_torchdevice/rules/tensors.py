@@ -1538,10 +1538,9 @@ class UnregisteredTensorAttribute(Rule):
 
         moves = _MOVE_WORDS.search(text) is not None
         built = _ast_called_from_init(methods)
-        if "train" in methods and any(isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                                      and target.value.id == "self"
-                                      for statement in walk_ast(methods["train"]) if isinstance(statement, ast.Assign)
-                                      for target in statement.targets):
+        if "train" in methods and any(isinstance(statement, ast.Assign)
+                                      and any(map(_stores_attribute, statement.targets))
+                                      for statement in ast_statements(methods["train"])):
             return True  # a cache `train(self, mode)` sets for eval
         if makes_tensor is not None and any(_ast_stores_a_call_of(methods[name], makes_tensor) for name in built):
             return True
