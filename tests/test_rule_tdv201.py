@@ -2195,3 +2195,140 @@ def test_a_buffer_filled_from_the_inputs_goes_through_the_module_s_layers():
     assert tdv201(BERT_NER.replace("dtype=torch.float32)", "dtype=torch.float32, device=input_ids.device)")) == []
     # a class of another library is not taken for a module
     assert tdv201(BERT_NER.replace("pytorch_transformers", "tokenizers")) == []
+
+
+def test_a_maker_that_computes_on_its_tensor_argument():
+    # an ordinal-logits helper named like a builder: `logits.sigmoid()` shows it computes on the
+    # caller's tensor, so the mask it multiplies in must follow it
+    code = """import torch
+def make_logits_ordinal(logits):
+    logits = logits.sigmoid().unsqueeze(-2)
+    upper = torch.ones(logits.shape[-1], logits.shape[-1]).triu(1)
+    return (upper * (1 - logits).log()).sum(-1)
+"""
+    assert tdv201(code) == [(4, 12, "TDV201")]
+    assert tdv201(code.replace("logits.shape[-1]).triu", "logits.shape[-1], device=logits.device).triu")) == []
+    # a `build_` function stays a builder (targets filled on the host), and a maker that only
+    # reads sizes computes on nothing of the caller's
+    assert tdv201(code.replace("make_logits", "build_logits")) == []
+    assert tdv201("""import torch
+def make_grid(x):
+    n = x.size(-1)
+    return torch.ones(n, n).triu(1)
+""") == []
+
+
+def test_a_new_tensor_compared_with_allclose():
+    # `torch.allclose` checks that both tensors are on one device, as any comparison does
+    code = """import torch
+def check_probs(probs: torch.Tensor, dim: int = -1) -> bool:
+    if not torch.allclose(probs.sum(dim=dim), torch.ones(probs.shape[:-1])):
+        raise ValueError("probabilities must sum to 1")
+    return True
+"""
+    assert tdv201(code) == [(3, 46, "TDV201")]
+    assert tdv201(code.replace("torch.ones(probs.shape[:-1])", "torch.ones(probs.shape[:-1], device=probs.device)")) == []
+
+
+def test_a_tensor_whose_device_the_code_takes_is_on_that_device():
+    # gsplat's densification: `device = grads.device` says where `grads` (and the masks computed
+    # from it) live, so a mask joined to them without `device=` is on the wrong one
+    code = """import torch
+class Strategy:
+    def grow(self):
+        grads = self.state["grad2d"] / self.state["count"]
+        device = grads.device
+        is_high = grads > self.threshold
+        n_dupli = is_high.sum()
+        is_split = torch.cat([is_high, torch.zeros(n_dupli, dtype=torch.bool)])
+        self.split(is_split, device=device)
+"""
+    assert tdv201(code) == [(8, 39, "TDV201")]
+    assert tdv201(code.replace("torch.zeros(n_dupli, dtype=torch.bool)",
+                               "torch.zeros(n_dupli, dtype=torch.bool, device=device)")) == []
+    # the device of a tensor made here without one is the CPU: nothing to follow
+    assert tdv201(code.replace('grads = self.state["grad2d"] / self.state["count"]',
+                               "grads = torch.rand(10)")) == []
+
+
+def test_a_new_tensor_collected_in_a_list_joined_with_the_inputs():
+    # a decoder's context tokens: CPU zeros appended to a list that `torch.cat` joins with a slice
+    # of the input, and a stop target appended to a list of the input's tensors
+    code = """import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        tokens = list()
+        for _ in range(3):
+            tokens.append(torch.zeros([x.size(0), 4]))
+        return torch.cat(tokens + [x[:, 0, :]], dim=1)
+"""
+    assert tdv201(code) == [(7, 26, "TDV201")]
+    assert tdv201(code.replace("torch.zeros([x.size(0), 4])", "x.new_zeros([x.size(0), 4])")) == []
+    targets = """import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x, targets):
+        stops = []
+        for t in targets:
+            stops.append(t)
+        stops.append(torch.zeros(3))
+        return self.loss(torch.cat(stops), x)
+"""
+    assert tdv201(targets) == [(8, 21, "TDV201")]
+    assert tdv201(targets.replace("torch.zeros(3))", "torch.zeros(3).to(x.device))")) == []
+    # dgl-lifesci's junction-tree featurizer: per-atom CPU features collected in a list, picked by
+    # a computed index, then stacked and moved as a whole
+    featurize = """import torch
+import torch.nn as nn
+class Featurizer(nn.Module):
+    def forward(self, cand_batch, device):
+        fatoms, fbonds = [], []
+        for mol in cand_batch:
+            for atom in mol.GetAtoms():
+                fatoms.append(torch.Tensor(self.atom_featurizer(atom)))
+            for bond in mol.GetBonds():
+                x = bond.GetBeginAtom().GetIdx()
+                fbonds.append(torch.cat([fatoms[x], torch.Tensor(self.bond_featurizer(bond))], 0))
+        return torch.stack(fatoms, 0).to(device), torch.stack(fbonds, 0).to(device)
+"""
+    assert tdv201(featurize) == []
+
+
+def test_a_new_tensor_handed_to_a_network_beside_an_input_on_its_device():
+    # EuroEval's model check: dummy ids made on `model.device`, labels made on the CPU, both
+    # handed to the model
+    code = """import torch
+def align(model, tokenizer):
+    dummy = torch.full((1, 8), 3, dtype=torch.long, device=model.device)
+    model(input_ids=dummy, labels=torch.zeros(1, 1).long())
+"""
+    assert tdv201(code) == [(4, 34, "TDV201")]
+    assert tdv201(code.replace("torch.zeros(1, 1).long()", "torch.zeros(1, 1, device=model.device).long()")) == []
+    # a callable not named for a network may take host data beside a device tensor
+    assert tdv201(code.replace("    model(input_ids", "    record(input_ids")) == []
+
+
+def test_lists_of_new_tensors_handed_back_to_the_caller():
+    # mmocr's local-graph builder: per-graph index tensors collected, stacked and returned beside
+    # features on the device; the caller indexes with them (a CPU index works on any device)
+    code = """import torch
+class LocalGraphs:
+    def generate(self, node_feat_batch, knn_batch):
+        feats, knn_inds = [], []
+        for node_feats, pivot_knn in zip(node_feat_batch, knn_batch):
+            feats.append(node_feats[pivot_knn[0]] - node_feats.mean(0))
+            inds = torch.tensor([i for i in pivot_knn[1:]])
+            knn_inds.append(inds)
+        feats = torch.stack(feats, 0)
+        knn_inds = torch.stack(knn_inds, 0)
+        return feats, knn_inds
+"""
+    assert tdv201(code) == []
+    # sequence lengths for a network (named for one) stay on the CPU
+    assert tdv201("""import torch
+def step(encoder, x, device):
+    inputs = x.to(device)
+    input_lengths = torch.LongTensor([10, 9])
+    return encoder(inputs, input_lengths)
+""") == []

@@ -88,8 +88,6 @@ LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfT
                                  "BoolTensor"})
 # Keywords of tensor methods that numpy's and Python's methods do not take (numpy says `axis=`).
 _TENSOR_METHOD_KEYWORDS = frozenset({"dim", "keepdim"})
-# Names that say a model (which may carry a `dtype`, as transformers' do), not a tensor.
-_MODEL_NAME_RE = re.compile(r"model|net|module|encoder|decoder|pipe|policy", re.I)
 
 
 def _takes_dim(call: cst.Call) -> bool:
@@ -180,8 +178,16 @@ _TYPING_GENERICS = _TENSOR_CONTAINERS | {"Dict", "dict", "Mapping", "MutableMapp
 # A parameter with this name is a batch of a data loader (`def training_step(self, batch, i)`).
 _BATCH_PARAMETERS = frozenset({"batch"})
 
+# Names that say a model (which may carry a `dtype`, as transformers' do), not a tensor.
 _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
                             r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
+
+
+def names_a_model(node: cst.CSTNode) -> bool:
+    """`model`, `self.encoder`, `policy_net`: a name that says it holds a network."""
+    return isinstance(node, (cst.Name, cst.Attribute)) and bool(_MODEL_NAME_RE.search(last_identifier(node) or ""))
+
+
 _LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
 # ... of which those that yield the batches themselves (not `(i, batch)` pairs)
 _BATCH_ITERATORS = _LOOP_WRAPPERS - {"enumerate"}

@@ -68,7 +68,6 @@ NEUTRAL_CALLEES = frozenset({
     "register_buffer", "Parameter", "Buffer", "int", "float", "bool", "len", "list", "tuple", "str", "print",
     "range", "enumerate", "isinstance", "repr", "format", "manual_seed", "set_rng_state", "Generator", "sorted",
     "max", "min", "sum", "zip", "append", "extend", "warn", "info", "debug", "setattr", "assert_close",
-    "allclose",
     # torch functions that treat each tensor on its own device
     "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "is_tensor", "result_type", "numel",
     "is_floating_point", "is_complex",
@@ -85,8 +84,10 @@ _ARITHMETIC = frozenset({"add", "sub", "mul", "matmul", "truediv", "floordiv", "
 _LOSS_FUNCTION_RE = re.compile(r"loss|metric|criterion|accuracy|(^|_)(sample|sampling)($|_(step|loop|fn))", re.I)
 # Functions that build things rather than compute on tensors: `create_loss`, `build_metric`.
 _BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
-# ... of which a getter may compute on its tensor arguments instead (`get_pbc_distances(pos, cell)`)
-_GETTER_RE = re.compile(r"^_*get_", re.I)
+# ... of which a getter or maker may compute on its tensor arguments instead
+# (`get_pbc_distances(pos, cell)`, `make_logits_ordinal(logits)`: `logits.sigmoid()`); a
+# `build_*` stays a builder (YOLOv2's `build_targets` fills CPU targets)
+_COMPUTING_BUILDER_RE = re.compile(r"^_*(?:get|make|create)_", re.I)
 _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 # Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
 _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
@@ -365,7 +366,7 @@ class TensorOrigins:
         # (`__init__` of a plain class computes on what it is given: `Kmeans(data)` clusters `data`)
         builder = name != "__init__" and bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
             info is not None or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
-                                     or (_GETTER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
+                                     or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
 
@@ -513,6 +514,12 @@ class TensorOrigins:
             frame.on_device.discard(name)
         if self.is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
+            # `device = grads.device`: the code takes `grads` to be where its tensors go (not a
+            # tensor made here on a fixed device, whose `.device` is the CPU)
+            owner = value.value if isinstance(value, cst.Attribute) and value.attr.value == "device" else None
+            if isinstance(owner, cst.Name) and owner.value != "self" and owner.value not in frame.made_here \
+                    and not self.ctx.kinds.is_fixed_tensor(owner, True):
+                frame.on_device.add(owner.value)
 
     def _carries_an_input(self, value: cst.CSTNode) -> bool:
         """Is `value` what an input (or a local carrying one) becomes as a whole: handed to a

@@ -29,8 +29,8 @@ from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name,
                                self_attribute_key, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
-                              subscript_key, tensor_operands)
-from .base import CallTrigger, Fix, Rule, any_word, device_for_fix
+                              names_a_model, subscript_key, tensor_operands)
+from .base import CallTrigger, Fix, Rule, device_for_fix
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # The legacy constructors (`torch.Tensor([0.5])`, `torch.LongTensor(n)`) make CPU tensors too,
@@ -45,6 +45,8 @@ MOVERS = {"to", "cuda", "type_as", "cpu", "pin_memory"}
 _CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as",
                          # their arguments are sizes, also as 0-dim tensors (`t.repeat(1, k)` of a traced k)
                          "repeat", "view", "reshape", "expand", "tile", "unflatten", "narrow"}
+# Methods of a list (a tensor has none of them).
+_LIST_METHODS = frozenset({"append", "extend", "insert"})
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
 # (`ctx`: what a custom autograd op's forward and backward get first)
@@ -175,7 +177,15 @@ class FactoryWithoutDevice(Rule):
     (`.expand(n)`), a 0-dim number until then; a CPU tensor added in place into a tensor
     computed from the inputs (`buckets += n * torch.eye(m)`), or held by a number it was
     added to (`r = keep_prob; r += torch.rand(b, 1)`, then `x * r`); the example input of
-    `torch.jit.trace(model, torch.zeros(...))` (or `torch.onnx.export`) for a moved model.
+    `torch.jit.trace(model, torch.zeros(...))` (or `torch.onnx.export`) for a moved model;
+    a CPU tensor compared with `torch.allclose` (which checks devices); one appended to a
+    local list (`tokens.append(torch.zeros(b, d))`) is followed as that list (then
+    `torch.cat(tokens + [x[:, t]])`), and appended to a list holding the inputs' tensors it
+    is reported there; a CPU tensor handed to a callable named for a network (`model(ids,
+    labels=torch.zeros(1, 1))`) beside an argument on a device. A tensor whose device the
+    code takes as its device (`device = grads.device`) is on that device, and so is what is
+    computed from it. A plain function named like a maker (`make_*`, `create_*`, `get_*`)
+    is a helper when it calls a tensor's method on its argument (`logits.sigmoid()`).
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is.
 
@@ -378,6 +388,7 @@ class FactoryWithoutDevice(Rule):
         self._bundled = False  # ... returned beside a tensor computed from the inputs
         self._reported: Set[int] = set()  # ids of the factories reported
         self._indexes: Set[Tuple[int, str]] = set()  # (function, local): CPU tensors used as an index
+        self._lists: Set[Tuple[int, str]] = set()  # (function, local): lists a CPU tensor was appended to
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
         self._rebound: Dict[int, Set[str]] = {}  # id of a function's node -> `self.<name>` it has set so far
@@ -676,8 +687,12 @@ class FactoryWithoutDevice(Rule):
                 if name in TO_PYTHON:
                     return NEUTRAL, None
                 if isinstance(call, cst.Call) and call.func is parent:
+                    # (a list the tensor was appended to takes in what is on a device, not
+                    # whatever computes on the inputs: its items may be stacked and moved)
                     met = [a.value for a in call.args if name not in _CROSS_DEVICE_METHODS
-                           and not name.endswith("_as") and self._is_known_tensor(a.value)]
+                           and not name.endswith("_as") and (self.ctx.origins.is_on_device(a.value)
+                                                             if name in _LIST_METHODS
+                                                             else self._is_known_tensor(a.value))]
                     index = _index_argument(call, name)
                     if index is not None and self.ctx.origins.is_input_tensor(index, proven=True):
                         met.insert(0, index)  # one_hot.scatter_(1, labels.view(-1, 1), 1): the caller's labels
@@ -697,6 +712,9 @@ class FactoryWithoutDevice(Rule):
                     self._indexes.add((id(self._frame.node), key))
                 return NEUTRAL, None  # indexing with a CPU index tensor is allowed
             if isinstance(parent, cst.Subscript):
+                if key is not None and (id(self._frame.node), key) in self._lists:
+                    child, depth = parent, depth + 1  # `fatoms[x]`: an item of the list, this tensor
+                    continue
                 masks = [e.slice.value for e in parent.slice
                          if isinstance(e.slice, cst.Index) and self._is_index_from_input(e.slice.value)]
                 if masks:
@@ -714,8 +732,11 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, cst.BinaryOperation):
                 other = parent.right if parent.left is child else parent.left
-                if self.ctx.origins.is_input_tensor(other):
-                    self._partner = other
+                # (`tokens + [x[:, t]]`: a list joined with a list holding the input's tensors)
+                others = [e.value for e in other.elements] if isinstance(other, (cst.List, cst.Tuple)) else [other]
+                met = [o for o in others if self.ctx.origins.is_input_tensor(o)]
+                if met:
+                    self._partner = met[0]
                     return BAD, None
                 child, depth = parent, depth + 1  # arithmetic with numbers or unknowns
                 continue
@@ -740,6 +761,13 @@ class FactoryWithoutDevice(Rule):
                     bundled.extend(a.value for a in call.args if a is not parent)
                     child, depth = call, depth + 2
                     continue
+                collected = self._collecting_list(call, parent, self.ctx.parent(depth + 2))
+                if collected is not None:
+                    if self.ctx.origins.is_input_tensor(cst.Name(collected)):
+                        self._partner = cst.Name(collected)
+                        return BAD, None  # `parts = [x]`, `parts.append(torch.ones(n))`: one list, two devices
+                    # `tokens.append(torch.zeros(b, d))`: the list holds the CPU tensor now
+                    return NEUTRAL, ([collected], self.ctx.parent(depth + 2))
                 fate = self._fate_as_argument(call, parent, self.ctx.parent(depth + 2))
                 if fate is not None:
                     return fate, None
@@ -750,7 +778,8 @@ class FactoryWithoutDevice(Rule):
                 if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Return):
                     position = container.elements.index(parent)
                     bundled.extend(e.value for e in container.elements if e is not parent)
-                if (not sensitive and isinstance(container, (cst.List, cst.Tuple))
+                listed = key is not None and (id(self._frame.node), key) in self._lists
+                if (not sensitive and not listed and isinstance(container, (cst.List, cst.Tuple))
                         and not isinstance(self.ctx.parent(depth + 2), cst.Yield)
                         and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
                     # (a batch generator's `yield indices, target.to(rank)` hands each part to
@@ -823,6 +852,9 @@ class FactoryWithoutDevice(Rule):
                     # `r = keep_prob`, `r += torch.rand(b, 1, 1, 1)`: `r` now holds a CPU tensor
                     return NEUTRAL, ([parent.target.value], parent)
                 return (BAD if sensitive and child is parent.value else NEUTRAL), None
+            if isinstance(parent, (cst.Return, cst.Yield)) and key is not None \
+                    and (id(self._frame.node), key) in self._lists:
+                return NEUTRAL, None  # a list of parts (or their stack) handed back: its consumer decides
             if isinstance(parent, (cst.Return, cst.Yield)):
                 # What forward (or a loss) returns meets the caller's tensors, and so does
                 # what a function told the device returns (`def grid(n, device): return
@@ -947,6 +979,19 @@ class FactoryWithoutDevice(Rule):
             (arg.keyword is not None and arg.keyword.value == "device")
             or method_call(call, "to", "cuda") is not None)
 
+    def _collecting_list(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
+        """`tokens.append(t)` as a statement, where the code computes on the inputs and `tokens`
+        is a local: the name of the list that now holds `t` (what it meets later decides)."""
+        frame = self._frame
+        if not (frame.sensitive or frame.helper) or not isinstance(around, cst.Expr) or arg.keyword is not None \
+                or call.args[0] is not arg or len(call.args) != 1:
+            return None
+        receiver = method_call(call, "append")
+        if not isinstance(receiver, cst.Name) or receiver.value not in self.ctx.function_scope().bindings:
+            return None
+        self._lists.add((id(frame.node), receiver.value))
+        return receiver.value
+
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
         """The fate of a tensor passed to `call` (which stands in `around`); None when the
         call returns a tensor derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
@@ -1003,13 +1048,15 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
             return NEUTRAL
         if _names_lengths(arg) and (self.ctx.kinds.is_module(call.func) or self.ctx.origins.is_on_device(call.func)
-                                    or _LOSS_CALLEE_RE.search(callee)):
+                                    or _LOSS_CALLEE_RE.search(callee) or names_a_model(call.func)):
             # `model(x, input_lengths, y)`, `ctc_loss(lp, y, input_lengths, target_lengths)`: sequence
             # lengths go to `pack_padded_sequence`, which wants them on the CPU, or are read as sizes
             return NEUTRAL
         if self.ctx.origins.is_on_device(call.func):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
-        if _LOSS_CALLEE_RE.search(callee) or self.ctx.kinds.is_module(call.func) or (
+        # (`model(input_ids=ids, labels=torch.zeros(1, 1))` of a parameter named for a network: its
+        # other inputs, on the device, say where it runs)
+        if _LOSS_CALLEE_RE.search(callee) or self.ctx.kinds.is_module(call.func) or names_a_model(call.func) or (
                 isinstance(call.func, cst.Attribute) and callee not in _CROSS_DEVICE_METHODS
                 and self.ctx.origins.is_on_device(call.func.value)
                 # (a moved storage's `rollouts.insert(obs, value, masks)` copies what it is given in)
