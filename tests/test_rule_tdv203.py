@@ -756,3 +756,23 @@ class Model(nn.Module):
         self.buffer.to(device)
 """
     assert tdv203(code) == expected
+
+
+def test_a_move_of_what_is_a_tensor_on_one_way_through_an_if():
+    # FunASR's VAD: the features are the caller's tensor on one arm and what a feature extractor
+    # returns on the other; the bare moves after the `if` are no-ops on the tensor's arm
+    code = """import torch
+def generate(data_in, data_lengths=None, **kwargs):
+    if isinstance(data_in, torch.Tensor):
+        speech, speech_lengths = data_in, data_lengths
+    else:
+        speech, speech_lengths = extract_fbank(data_in)
+    speech.to(device=kwargs["device"]), speech_lengths.to(device=kwargs["device"])
+    return encode(speech, speech_lengths)
+"""
+    assert tdv203(code) == [(7, 4, "TDV203")]
+    assert tdv203(code.replace('    speech.to(device=kwargs["device"]), speech_lengths.to(device=kwargs["device"])\n',
+                               '    speech = speech.to(device=kwargs["device"])\n')) == []
+    # one name bound to a tensor and then, on the same way, to something else: the later value is moved
+    assert tdv203(code.replace("    else:\n        speech, speech_lengths = extract_fbank(data_in)\n",
+                               "    speech, speech_lengths = extract_fbank(data_in)\n")) == []

@@ -30,8 +30,8 @@ import libcst as cst
 from .devices import is_device_name
 from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS,
                       TENSOR_METHODS_ALSO_FUNCTIONS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class)
-from .syntax import (dotted_name, has_star_kwargs, keyword, last_identifier, method_call, number_value,
-                     parameter_loop_targets, positional_args, string_value, unpacked_pairs)
+from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, keyword, last_identifier, method_call,
+                     number_value, parameter_loop_targets, positional_args, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -237,6 +237,10 @@ class ScopeKinds:
     # what the name held under those was a tensor
     bindings: Dict[str, int] = field(default_factory=dict)
     were_tensors: Dict[str, Set[int]] = field(default_factory=dict)
+    # names bound to a tensor in one arm of an `if` and to a value of unknown kind in the other
+    # (`if isinstance(data, Tensor): x = data` / `else: x = extract(data)`): a tensor on one path
+    tensor_arms: Dict[str, Tuple[Tuple[int, bool], ...]] = field(default_factory=dict)  # where last bound one
+    tensor_on_another_arm: Set[str] = field(default_factory=set)
     # names used as a module: `model.eval()`, `model.parameters()` (not `.train()`: trainers have one)
     module_uses: Set[str] = field(default_factory=set)
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
@@ -734,6 +738,7 @@ class ValueKinds:
     def bind(self, target: cst.CSTNode, kind: Optional[str], fixed: bool = False, made: bool = False) -> None:
         facts = self.facts()
         if isinstance(target, cst.Name):
+            self._note_tensor_arms(facts, target.value, kind)
             facts.names[target.value] = kind
             facts.bindings[target.value] = facts.bindings.get(target.value, 0) + 1
             facts.batches.discard(target.value)
@@ -785,6 +790,21 @@ class ValueKinds:
                 self.bind(element.value, kind)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, None)
+
+    def _note_tensor_arms(self, facts: ScopeKinds, name: str, kind: Optional[str]) -> None:
+        """Before `name` is bound to a value of `kind`: was it a tensor in an arm of an `if`
+        that excludes this one?"""
+        was_tensor = facts.names.get(name) == TENSOR
+        if kind != TENSOR and not was_tensor:
+            facts.tensor_on_another_arm.discard(name)
+            return
+        here = tuple((id(node), in_body) for node, _, in_body in self.ctx.enclosing_tests())
+        if kind is None and was_tensor and exclusive_arms(facts.tensor_arms.get(name, ()), here):
+            facts.tensor_on_another_arm.add(name)
+        else:
+            facts.tensor_on_another_arm.discard(name)
+        if kind == TENSOR:
+            facts.tensor_arms[name] = here
 
     def _bind_value(self, target: cst.CSTNode, value: cst.CSTNode) -> None:
         kind = self._assigned_kind(target, value)

@@ -2238,7 +2238,10 @@ class DiscardedTo(Rule):
     known module (`model(t)`), an attribute chain torch takes as a tensor
     (`dataset.data.x` of `torch.cat([dataset.data.x, enc])`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too, and after
-    `assert isinstance(t, torch.Tensor)` (also of `d["x"]`); a name that the next binding
+    `assert isinstance(t, torch.Tensor)` (also of `d["x"]`); a name bound to a tensor in one
+    arm of an `if` and to a value of unknown kind in the other (`if isinstance(data, Tensor):
+    x = data` / `else: x = extract(data)`: the statement is a no-op on the tensor's way); a
+    name that the next binding
     rebinds from a tensor-only method of its own value (`t.to("cpu")`, then
     `t = t.permute(1, 0, 2)`) held a tensor. Items of a batch
     under a loop's key (`for name in x.keys(): x[name].to(device)`) count like
@@ -2377,6 +2380,8 @@ class DiscardedTo(Rule):
         name = receiver.value if isinstance(receiver, cst.Name) else None
         dotted = dotted_name(receiver) if isinstance(receiver, cst.Attribute) and attribute is None else None
         binding = facts.bindings.get(name, 0) if name is not None else None  # the value moved here
+        # (a tensor on one way through an `if`: the statement is a no-op on that way)
+        tensor_on_a_path = name is not None and name in facts.tensor_on_another_arm
         info = self.ctx.current_class
 
         def is_tensor() -> bool:
@@ -2387,7 +2392,7 @@ class DiscardedTo(Rule):
             if dotted is not None:  # `dataset.data.x.to(d)` then `torch.cat([dataset.data.x, enc])`
                 # (or set to a tensor later: `dataset.data.x = torch.cat([dataset.data.x, enc], 1)`)
                 return facts.names.get(dotted) in (None, TENSOR) and dotted in facts.tensor_uses
-            if name is not None and binding in facts.were_tensors.get(name, ()):
+            if name is not None and binding in facts.were_tensors.get(name, ()) or tensor_on_a_path:
                 return True  # `atoks = atoks.permute(1, 0, 2)` next, no other binding between: a tensor
             return name is not None and facts.names.get(name) is None and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
