@@ -963,3 +963,54 @@ def test_a_cache_that_train_sets_for_eval_is_left_behind():
                                       "            self.ab = self.ab.to(self.biases.device)\n        return attn +")) == []
     # `train` that resets a flag or a container is no tensor cache
     assert tdv202(TRAIN_CACHE.replace("self.ab = self.biases[:, self.idx]", "self.ab = {}")) == []
+
+
+def test_a_cache_built_once_by_a_method_that_forward_calls():
+    # openfold's structure module: `forward` calls a helper that fills constant tables once,
+    # under `if self.default_frames is None:`, on the device of that first call
+    code = """import torch
+import torch.nn as nn
+class StructureModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.default_frames = None
+
+    def _init_residue_constants(self, dtype, device):
+        if self.default_frames is None:
+            self.default_frames = torch.tensor(FRAMES, dtype=dtype, device=device)
+
+    def to_frames(self, r, alpha):
+        self._init_residue_constants(alpha.dtype, alpha.device)
+        return apply_frames(r, alpha, self.default_frames)
+
+    def forward(self, s):
+        return self.to_frames(self.rigid(s), self.angles(s))
+"""
+    assert tdv202(code) == [(10, 12, "TDV202")]
+    # rebuilt when the device changes, it follows the inputs
+    assert tdv202(code.replace("if self.default_frames is None:",
+                               "if self.default_frames is None or self.default_frames.device != device:")) == []
+    # a method nothing at run time calls is no cache of the inputs
+    assert tdv202(code.replace("        self._init_residue_constants(alpha.dtype, alpha.device)\n", "")) == []
+
+
+def test_a_label_cache_of_a_loss_helper_made_with_the_users_tensor_type():
+    # pix2pix-style GAN losses cache their labels in a helper with the tensor type the user
+    # passed (`torch.cuda.FloatTensor` on a GPU): no device of the first call is kept
+    code = """import torch
+import torch.nn as nn
+class GANLoss(nn.Module):
+    def __init__(self, tensor=torch.FloatTensor):
+        super().__init__()
+        self.real_label_tensor = None
+        self.Tensor = tensor
+
+    def get_target_tensor(self, input):
+        if self.real_label_tensor is None:
+            self.real_label_tensor = self.Tensor(1).fill_(1.0)
+        return self.real_label_tensor.expand_as(input)
+
+    def forward(self, input):
+        return F.mse_loss(input, self.get_target_tensor(input))
+"""
+    assert tdv202(code) == []

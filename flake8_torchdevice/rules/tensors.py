@@ -1377,7 +1377,8 @@ class UnregisteredTensorAttribute(Rule):
       tensors (`self.ab = self.attention_biases[:, self.idx]`, LeViT's): `model.eval()`
       then `model.to("cuda")` leaves it where the module was, unless another method sets
       it anew (`self.ab = self.ab.to(x.device)` in `forward`);
-    - a cache that `forward` builds once (under `if self.mask is None:`,
+    - a cache that `forward` (or a method it calls, with a `device=` from its caller:
+      openfold's `_init_residue_constants(dtype, device)`) builds once (under `if self.mask is None:`,
       `if not hasattr(self, "mask"):`), or rebuilds only when a key of the last call
       changes (`if batch_size != self.last_batch_size:`, `if n > self.max_len:`, or
       after `if self.pe is not None and self.pe.shape == x.shape: return self.pe`),
@@ -1557,8 +1558,8 @@ class UnregisteredTensorAttribute(Rule):
         tensor factory that is not handed straight to `nn.Parameter(...)`/`register_buffer(...)`
         (timm's `nn.Parameter(torch.zeros(...))`) nor only iterated (`[x.item() for x in
         torch.linspace(...)]`): without `device=` anywhere, with any `device=` in
-        `__init__` and the methods it calls; or `forward` builds a cache once
-        (`if self.mask is None: self.mask = ...`). A superset of what the rule reports:
+        `__init__` and the methods it calls; or a method (forward, or one it may call) builds a
+        cache once (`if self.mask is None: self.mask = ...`). A superset of what the rule reports:
         fast == full.
 
         `text_of(node)` is a definition's source text: a method whose text names no
@@ -1571,8 +1572,8 @@ class UnregisteredTensorAttribute(Rule):
         for method in node.body:
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods[method.name] = method
-                if method.name in ("forward", "__call__") and _CACHE_WORDS.search(text_of(method)) \
-                        and _builds_cache_once(method):
+                # (any method: forward may call the one that builds it)
+                if _CACHE_WORDS.search(text_of(method)) and _builds_cache_once(method):
                     return True
         text = text_of(node)
         factory_words = _class_trigger_words(aliases)
@@ -1647,15 +1648,22 @@ class UnregisteredTensorAttribute(Rule):
         own_init_time = info.init_time_methods()
         # what __init__ runs: a tensor made there stays on its device, `device=` or not
         built = info.called_from_init()
+        with_input = info.run_with_input()  # forward and the methods it calls
         for assignment in info.assignments:
             name = assignment.name
             if assignment.element or name in reported or name not in left_stale:
                 continue
-            # a cache from the input's device goes stale only when forward builds it once
-            # (not a one-off such as RepVGG's reparameterisation helpers)
+            # a cache from the input's device goes stale only when forward (or a method it
+            # calls: openfold's `_init_residue_constants`) builds it once (not a one-off such
+            # as RepVGG's reparameterisation helpers)
             stale = _is_fixed(info, assignment) or (assignment.method in built and (
                 _is_made(info, assignment) or _is_tensor_argument(info, assignment))) or (
-                assignment.built_once and assignment.method in ("forward", "__call__")
+                assignment.built_once and (assignment.method in ("forward", "__call__") or (
+                    # (in a method forward calls, one told its device: `device=device` of the
+                    # first call's input; SPADE's `self.Tensor(1)` label caches follow the
+                    # tensor type the user picked)
+                    assignment.method in with_input and isinstance(assignment.value, cst.Call)
+                    and keyword(assignment.value, "device") is not None))
                 and (assignment.kind == TENSOR or _is_made(info, assignment))) or (
                 # `def train(self, mode)`: `self.ab = self.biases[:, self.idx]` for eval, on the
                 # device the module had then (LeViT's and TinyViT's attention-bias cache), unless
