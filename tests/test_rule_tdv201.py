@@ -2293,6 +2293,20 @@ class Featurizer(nn.Module):
         return torch.stack(fatoms, 0).to(device), torch.stack(fbonds, 0).to(device)
 """
     assert tdv201(featurize) == []
+    # mmyolo's YOLOv7 assigner: the per-level layer ids, joined into one tensor, are then
+    # indexed with a mask computed on the device
+    layers = """import torch
+import torch.nn as nn
+class Assigner(nn.Module):
+    def forward(self, infos, cost: torch.Tensor):
+        from_layer = []
+        for i, info in enumerate(infos):
+            from_layer.append(torch.ones(size=(info.shape[0],)) * i)
+        from_layer = torch.cat(from_layer, dim=0)
+        fg_mask = cost.sum(0) > 0.0
+        return from_layer[fg_mask]
+"""
+    assert tdv201(layers) == [(7, 30, "TDV201")]
 
 
 def test_a_new_tensor_handed_to_a_network_beside_an_input_on_its_device():

@@ -389,6 +389,7 @@ class FactoryWithoutDevice(Rule):
         self._reported: Set[int] = set()  # ids of the factories reported
         self._indexes: Set[Tuple[int, str]] = set()  # (function, local): CPU tensors used as an index
         self._lists: Set[Tuple[int, str]] = set()  # (function, local): lists a CPU tensor was appended to
+        self._gathered: Set[Tuple[int, str]] = set()  # ... or what was joined from one (`torch.stack(lst)`)
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
         self._rebound: Dict[int, Set[str]] = {}  # id of a function's node -> `self.<name>` it has set so far
@@ -643,6 +644,9 @@ class FactoryWithoutDevice(Rule):
                 self._classes[-1].bundled.add(self._returned_at)
         elif assigned is not None:
             for name in assigned[0]:
+                if not isinstance(assigned[1], cst.Expr):
+                    # `lst = torch.cat(lst)`: a tensor again, whose items are no elements
+                    self._lists.discard((id(frame.node), name))
                 earlier = self._pending(name)
                 if earlier is not None and earlier[1] is assigned[1] and earlier[0] is not factory:
                     # a second factory of the statement binding `name`: both CPU tensors meet what it meets
@@ -778,7 +782,7 @@ class FactoryWithoutDevice(Rule):
                 if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Return):
                     position = container.elements.index(parent)
                     bundled.extend(e.value for e in container.elements if e is not parent)
-                listed = key is not None and (id(self._frame.node), key) in self._lists
+                listed = key is not None and (id(self._frame.node), key) in self._gathered
                 if (not sensitive and not listed and isinstance(container, (cst.List, cst.Tuple))
                         and not isinstance(self.ctx.parent(depth + 2), cst.Yield)
                         and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
@@ -852,8 +856,8 @@ class FactoryWithoutDevice(Rule):
                     # `r = keep_prob`, `r += torch.rand(b, 1, 1, 1)`: `r` now holds a CPU tensor
                     return NEUTRAL, ([parent.target.value], parent)
                 return (BAD if sensitive and child is parent.value else NEUTRAL), None
-            if isinstance(parent, (cst.Return, cst.Yield)) and key is not None \
-                    and (id(self._frame.node), key) in self._lists:
+            if isinstance(parent, (cst.Return, cst.Yield)) and not sensitive and key is not None \
+                    and (id(self._frame.node), key) in self._gathered:
                 return NEUTRAL, None  # a list of parts (or their stack) handed back: its consumer decides
             if isinstance(parent, (cst.Return, cst.Yield)):
                 # What forward (or a loss) returns meets the caller's tensors, and so does
@@ -990,6 +994,7 @@ class FactoryWithoutDevice(Rule):
         if not isinstance(receiver, cst.Name) or receiver.value not in self.ctx.function_scope().bindings:
             return None
         self._lists.add((id(frame.node), receiver.value))
+        self._gathered.add((id(frame.node), receiver.value))
         return receiver.value
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
