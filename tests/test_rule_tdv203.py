@@ -776,3 +776,23 @@ def generate(data_in, data_lengths=None, **kwargs):
     # one name bound to a tensor and then, on the same way, to something else: the later value is moved
     assert tdv203(code.replace("    else:\n        speech, speech_lengths = extract_fbank(data_in)\n",
                                "    speech, speech_lengths = extract_fbank(data_in)\n")) == []
+
+
+def test_a_move_after_an_in_place_method_is_discarded_too():
+    # Deep RL Hands-On's Atari GAN: the generator's noise filled in place, then moved in a bare
+    # statement: the in-place method returns the tensor, whose moved copy is dropped
+    code = """import torch
+def step(net_gener, device, n):
+    gen_input_v = torch.FloatTensor(n, 100, 1, 1)
+    gen_input_v.normal_(0, 1).to(device)
+    return net_gener(gen_input_v)
+"""
+    assert tdv203(code) == [(4, 4, "TDV203")]
+    assert tdv203(code.replace("    gen_input_v.normal_(0, 1).to(device)",
+                               "    gen_input_v = gen_input_v.normal_(0, 1).to(device)")) == []
+    # a module's in-place `requires_grad_` returns the module, which `.to()` moves in place
+    assert tdv203("""import torch
+def freeze(model, device):
+    model.requires_grad_(False).to(device)
+    return model
+""") == []

@@ -2370,13 +2370,18 @@ class DiscardedTo(Rule):
                 and call.func.attr.value in _DISCARDABLE):
             return
         receiver = call.func.value
+        # `noise.normal_(0, 1).to(device)`: an in-place method returns its tensor, whose move is discarded
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                and _IN_PLACE_RE.match(receiver.func.attr.value) and receiver.func.attr.value not in _MODULE_IN_PLACE:
+            receiver = receiver.func.value
         if dotted_name(receiver) is None and not (isinstance(receiver, cst.Subscript) and (
                 subscript_key(receiver) or _is_keyed_by_name(receiver))):
             return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
-        if kind == TENSOR:
-            self._report(node, call, fixable)
+        if kind == TENSOR or (receiver is not call.func.value and kind is None):
+            # (an in-place method with a trailing underscore is a tensor's: `normal_`, `uniform_`)
+            self._report(node, call, fixable, receiver)
         elif kind is None:
             self._deferred.append((node, call, self._later_evidence(receiver), fixable))
 
@@ -2412,21 +2417,27 @@ class DiscardedTo(Rule):
                 or name in facts.array_like)  # what has `.to()` and does arithmetic is a tensor
         return is_tensor
 
-    def _report(self, statement: cst.Expr, call: cst.Call, fixable: bool = True) -> None:
+    def _report(self, statement: cst.Expr, call: cst.Call, fixable: bool = True,
+                receiver: Optional[cst.BaseExpression] = None) -> None:
         assert isinstance(call.func, cst.Attribute)
-        target = cst.Module([]).code_for_node(call.func.value)
+        receiver = call.func.value if receiver is None else receiver
+        target = cst.Module([]).code_for_node(receiver)
         method = call.func.attr.value
         text = cst.Module([]).code_for_node(statement.value if fixable else call)
         if len(text) > 40:
             text = f"{target}.{method}(...)"
         # x.to(device) -> x = x.to(device) (x.to(device).detach() -> x = x.to(device).detach())
-        assign = cst.Assign(targets=[cst.AssignTarget(call.func.value)], value=statement.value)
+        assign = cst.Assign(targets=[cst.AssignTarget(receiver)], value=statement.value)
         self.report(call, self.message.format(target=target, method=method,
                                               remedy=f"assign it: {target} = {text}"),
                     fix=Fix().replace(statement, assign) if fixable else None)
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
+# A tensor's in-place methods (`normal_`, `fill_`, `mul_`): they return the tensor itself.
+_IN_PLACE_RE = re.compile(r"^[a-z][a-z0-9_]*[a-z0-9]_$")
+# ... which modules have too (`model.requires_grad_(False).to(device)` moves the module in place)
+_MODULE_IN_PLACE = frozenset({"requires_grad_", "share_memory_"})
 
 
 def _ast_discarded_move(call: ast.Call) -> bool:
