@@ -2346,3 +2346,185 @@ def step(encoder, x, device):
     input_lengths = torch.LongTensor([10, 9])
     return encoder(inputs, input_lengths)
 """) == []
+
+
+def test_rllibs_try_import_torch_is_an_import_of_torch():
+    # MARLlib's trust-region update: RLlib code imports torch as `torch, nn = try_import_torch()`
+    code = """from ray.rllib.utils.framework import try_import_torch
+torch, nn = try_import_torch()
+class TrustRegion:
+    def conjugate_gradients(self, b, nsteps):
+        x = torch.zeros(b.size())
+        p = b.clone()
+        for i in range(nsteps):
+            x += 0.5 * p
+        return x
+"""
+    assert tdv201(code) == [(5, 12, "TDV201")]
+    assert tdv201(code.replace("torch.zeros(b.size())", "torch.zeros_like(b)")) == []
+
+
+def test_items_of_a_comprehension_over_the_inputs():
+    # a polygon mapper's RoI rows: `torch.tensor([idx])` joined to each row of the targets' boxes,
+    # the items of a comprehension over a list computed from the inputs
+    code = """import torch
+import torch.nn as nn
+class Mapper(nn.Module):
+    def forward(self, x, targets):
+        bboxes = [target["boxes"] for target in targets]
+        rois = torch.stack([torch.cat([torch.tensor([idx]), roi_row])
+                            for idx, roi in enumerate(bboxes) for roi_row in roi])
+        return self.head(x, rois)
+"""
+    assert tdv201(code) == [(6, 39, "TDV201")]
+    assert tdv201(code.replace("torch.tensor([idx])", "torch.tensor([idx], device=x.device)")) == []
+    # the index of `enumerate` is a number, not an item
+    assert tdv201("""import torch
+import torch.nn as nn
+class Mapper(nn.Module):
+    def forward(self, x, targets):
+        return [torch.tensor([i]).item() + t for i, t in enumerate(targets)]
+""") == []
+
+
+def test_a_builder_named_method_that_runs_per_input():
+    # ptlflow's FlowSeek: `create_bases(self, disp)` is not called by `__init__`; forward calls it
+    # with the depth map, so its grids meet the input
+    code = """import torch
+import torch.nn as nn
+class FlowSeek(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(2, 2, 1)
+
+    def create_bases(self, disp):
+        B, C, H, W = disp.shape
+        ys = torch.linspace(0.5 / H, 1.0 - 0.5 / H, H, dtype=disp.dtype)
+        return disp * ys[None, None, :, None]
+
+    def forward(self, disp):
+        return self.head(self.create_bases(disp))
+"""
+    assert tdv201(code) == [(10, 13, "TDV201")]
+    # a builder that `__init__` calls runs while the module is built
+    assert tdv201(code.replace("        self.head = nn.Conv2d(2, 2, 1)\n",
+                               "        self.head = nn.Conv2d(2, 2, 1)\n        self.create_bases(torch.zeros(1, 1, 4, 4))\n")) == []
+
+
+def test_an_attribute_of_an_input_is_its_data():
+    # spyrit's dynamic measurement: `motion.field`, the deformation field forward was handed, is
+    # scaled by a CPU tensor made from the image shape
+    code = """import torch
+import torch.nn as nn
+class DynamicLinear(nn.Module):
+    def forward(self, motion):
+        scale_factor = torch.tensor(self.img_shape) - 1
+        return (motion.field + 1) / 2 * scale_factor
+"""
+    assert tdv201(code) == [(5, 23, "TDV201")]
+    assert tdv201(code.replace("torch.tensor(self.img_shape)", "torch.tensor(self.img_shape, device=motion.field.device)")) == []
+    # a count of the input is a number
+    assert tdv201("""import torch
+import torch.nn as nn
+class Pool(nn.Module):
+    def forward(self, graph):
+        return torch.tensor(2.0) * graph.num_nodes
+""") == []
+
+
+def test_a_getter_of_a_plain_class_that_computes_on_its_tensor_argument():
+    # DPR's token selector: a CPU fallback position stacked with positions found in the input ids
+    code = """import torch
+from torch import Tensor as T
+class TokenSelector:
+    def get_positions(self, input_ids: T, token_id: int):
+        found = (input_ids == token_id).nonzero()
+        result = []
+        for i in range(input_ids.size(0)):
+            if i < found.size(0):
+                result.append(found[i])
+            else:
+                result.append(torch.tensor([i, 0]))
+        return torch.stack(result, dim=0)
+"""
+    assert tdv201(code) == [(11, 30, "TDV201")]
+    assert tdv201(code.replace("torch.tensor([i, 0])", "torch.tensor([i, 0], device=input_ids.device)")) == []
+
+
+def test_a_factorys_out_buffer_is_its_result():
+    # tacotron's mask: `torch.arange(..., out=torch.LongTensor(n))` fills a CPU buffer, then is
+    # compared with the lengths
+    code = """import torch
+def get_mask_from_lengths(lengths):
+    max_len = torch.max(lengths).item()
+    ids = torch.arange(0, max_len, out=torch.LongTensor(max_len))
+    return (ids < lengths.unsqueeze(1)).bool()
+"""
+    assert tdv201(code) == [(4, 39, "TDV201")]
+    assert tdv201(code.replace("out=torch.LongTensor(max_len)", "device=lengths.device")) == []
+
+
+def test_a_buffer_filled_by_a_conditional_expression_of_the_inputs():
+    # torchdde's integrator: `ys[:, i] = out.unsqueeze(1) if ... else out`, then `return ys`
+    code = """import torch
+def integrate(y0, ts, step):
+    ys = torch.empty((y0.shape[0], ts.shape[0]))
+    for i in range(ts.shape[0]):
+        out = step(y0, ts[i])
+        ys[:, i] = out.unsqueeze(1) if out.dim() == 1 else out
+    return ys
+"""
+    assert tdv201(code) == [(3, 9, "TDV201")]
+    assert tdv201(code.replace("torch.empty((y0.shape[0], ts.shape[0]))",
+                               "torch.empty((y0.shape[0], ts.shape[0]), device=y0.device)")) == []
+
+
+def test_a_state_made_per_batch_meets_a_sub_modules_output():
+    # EduKTM's GKT: `get_states(self, batch_size)` makes the hidden state on the CPU, and forward
+    # joins it with what a sub-module computed from the inputs
+    code = """import torch
+import torch.nn as nn
+class GKT(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.n, self.d = n, d
+        self.emb = nn.Embedding(n, d)
+
+    def get_states(self, batch_size):
+        return torch.zeros(batch_size, self.n, self.d)
+
+    def forward(self, item_ids):
+        h = self.get_states(item_ids.shape[0])
+        return torch.cat([h, self.emb(item_ids)], dim=-1)
+"""
+    assert tdv201(code) == [(10, 15, "TDV201")]
+    assert tdv201(code.replace("torch.zeros(batch_size, self.n, self.d)",
+                               "torch.zeros(batch_size, self.n, self.d, device=self.emb.weight.device)")) == []
+
+
+def test_a_cpu_tensor_returned_where_another_return_is_on_an_inputs_device():
+    # OpenHGNN's HGOT: without meta-paths the adjacency comes back on the CPU, otherwise on the
+    # graph's device
+    code = """import torch
+import torch.nn as nn
+class HGOT(nn.Module):
+    def build_aggregated_adjacency(self, g):
+        if not self.meta_paths:
+            return torch.zeros(g.num_nodes(), g.num_nodes())
+        agg = torch.zeros(g.num_nodes(), g.num_nodes(), device=g.device)
+        for path in self.meta_paths:
+            agg += self.reach(g, path)
+        return agg
+
+    def forward(self, g, h):
+        return self.head(h), self.build_aggregated_adjacency(g)
+"""
+    assert tdv201(code) == [(6, 19, "TDV201")]
+    # a default device asked for by the caller is the caller's choice
+    assert tdv201("""import torch
+def grid(n, like=None):
+    if like is None:
+        return torch.zeros(n, n)
+    out = torch.zeros(n, n, device=like.device)
+    return out
+""") == []

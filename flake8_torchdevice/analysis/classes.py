@@ -44,9 +44,11 @@ INIT_TIME_NAME_RE = re.compile(_INIT_WORD + r"(?!ial(?!i))|reset_param|build|mak
 
 
 # Methods that make a recurrent network's state for a batch (`init_hidden(self, bsz)`,
-# `initial_state`, `zero_state`): named like setup, but called per batch, beside the inputs.
+# `initial_state`, `zero_state`, `get_states(self, batch_size)`): named like setup, but called
+# per batch, beside the inputs.
 STATE_MAKER_RE = re.compile(
-    r"^_*(?:get_?)?(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?"
+    r"^_*(?:get_?(?:(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?)?"
+    r"|(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?)"
     r"(?:rnn_?|lstm_?|gru_?)?(?:hidden|state|memory|mem|carry|cell)(?:_?(?:state|cell))?s?$", re.I)
 
 
@@ -211,6 +213,14 @@ class ClassInfo:
         run_time = self._reachable([name for name, method in self.methods.items() if name not in init_time or (
             name not in from_init and not _SETUP_NAME_RE.search(name) and len(method.params.params) > 1)])
         return self.init_time_methods() - run_time
+
+    def builds_per_input(self, name: str, function: cst.FunctionDef) -> bool:
+        """A method named like a builder that takes data (`create_bases(self, disp)`,
+        `build_H_dyn(self, motion)`) and that `__init__`, walked before it, does not call: it
+        runs per input, as `construction_only_methods` concludes once the class is walked
+        (not `init_*`/`reset_*`, which run once, from outside)."""
+        return "__init__" in self.methods and not _SETUP_NAME_RE.search(name) \
+            and len(function.params.params) > 1 and name not in self.called_from_init()
 
     def called_from_init(self) -> Set[str]:
         """This class's `__init__` and the methods of the class it uses on `self`,

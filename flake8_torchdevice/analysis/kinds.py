@@ -175,6 +175,8 @@ _TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterat
 _TYPING_GENERICS = _TENSOR_CONTAINERS | {"Dict", "dict", "Mapping", "MutableMapping", "Union", "Callable", "Type",
                                          "type", "Set", "set", "FrozenSet", "frozenset", "Generator", "Awaitable",
                                          "Optional", "Literal", "DefaultDict", "OrderedDict", "Deque", "Counter"}
+# Names of sequences (`img_shape`, `token_ids`, `indices`): `torch.tensor(...)` of one has dimensions.
+_SEQUENCE_NAME_RE = re.compile(r"(^|_)(shape|sizes|ids|indices|idxs|list|lists)$", re.I)
 # A parameter with this name is a batch of a data loader (`def training_step(self, batch, i)`).
 _BATCH_PARAMETERS = frozenset({"batch"})
 
@@ -695,6 +697,8 @@ class ValueKinds:
             # while a module is built, `torch.tensor(get_kernel_window(k, ks))` is a table (a 0-dim
             # number comes from `float(...)`, `math.log(...)`, `x.item()`)
             return False
+        if isinstance(value, (cst.Name, cst.Attribute)) and _SEQUENCE_NAME_RE.search(last_identifier(value) or ""):
+            return False  # `torch.tensor(self.img_shape)`: a shape, a list of ids, never one number
         if factory == "tensor" and isinstance(value, cst.Name):
             # torch.tensor(values): a Python list, unless we know it is a number or a tensor
             return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors

@@ -74,6 +74,9 @@ NEUTRAL_CALLEES = frozenset({
     # CPU-only ops: their tensors must be on the CPU (`torch.histogram(x, bins=torch.tensor([...]))`)
     "histogram", "histogramdd"})
 
+# Attributes named as counts or sizes (`graph.num_nodes`, `batch.batch_size`): numbers.
+_COUNT_ATTRIBUTE_RE = re.compile(r"^(num|n|max|min)_|_(size|num|count|len|length|dim|steps?)s?$"
+                                 r"|^(size|shape|dim|ndim|len|length|count|step|epoch|training)s?$", re.I)
 # Parameters named as sizes or shapes.
 _SIZE_PARAMETER_RE = re.compile(r"^(size|shape)s?$|_(size|shape)s?$")
 # `__add__`, `__rmul__`, `__iadd__`...: a class's arithmetic computes on its data.
@@ -255,13 +258,16 @@ class TensorOrigins:
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
         sensitive, method_name = False, None
         handed_in = self._handed_to_a_distribution(info, name, node)
+        # (a module's `create_bases(self, disp)` that `__init__` does not call runs per input)
+        per_input = info is not None and info.is_module and not is_static_or_class_method(node) \
+            and info.builds_per_input(name, node)
         if handed_in is not None:
             # `rsample(self)` of a `Distribution`: it computes on the tensors `__init__` was given
             sensitive, method_name = True, name
         elif info is not None and info.is_module and STATE_MAKER_RE.match(name) \
                 and not is_static_or_class_method(node) and not info.is_init_time(name):
             sensitive, method_name = True, name  # `init_hidden(self, batch_size)`: made per batch, for the inputs
-        elif not inputs or is_init_time_name(name, info) or (
+        elif not inputs or (is_init_time_name(name, info) and not per_input) or (
                 _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
             pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)
         elif info is not None and name in _AUTOGRAD_METHODS and self._is_autograd_function(info):
@@ -286,7 +292,7 @@ class TensorOrigins:
         frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
                                 inputs=inputs, device_names=device_names)
         frame.on_device.update(handed_in or ())
-        frame.module_runtime = info is not None and info.is_module and not info.is_init_time(name) \
+        frame.module_runtime = info is not None and info.is_module and (per_input or not info.is_init_time(name)) \
             and not is_static_or_class_method(node)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
         frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__")
@@ -364,8 +370,10 @@ class TensorOrigins:
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
         # (`__init__` of a plain class computes on what it is given: `Kmeans(data)` clusters `data`)
+        # (a method of a plain class too: DPR's `get_positions(self, input_ids: T, tensorizer)`)
         builder = name != "__init__" and bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
-            info is not None or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
+            (info is not None and info.is_module)
+            or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
                                      or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
@@ -433,10 +441,14 @@ class TensorOrigins:
             return
         clause = node.for_in
         while clause is not None:
-            iterable = clause.iter
+            iterable, target_node = clause.iter, clause.target
+            if isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "enumerate" and iterable.args \
+                    and isinstance(target_node, cst.Tuple) and len(target_node.elements) == 2:
+                # `for i, t in enumerate(targets)`: `t` is an item, `i` a number
+                iterable, target_node = iterable.args[0].value, target_node.elements[1].value
             if self._reads_inputs(list(names_read(iterable))) and not (
                     isinstance(iterable, cst.Call) and last_identifier(iterable.func) in ("enumerate", "range")):
-                for target in _target_names(clause.target):
+                for target in _target_names(target_node):
                     if target not in frame.new_tensors:
                         frame.derived.add(target)
                         frame.carried.add(target)
@@ -697,6 +709,8 @@ class TensorOrigins:
             # `(1 - eps) * F.one_hot(labels, n)`: a tensor where either operand is one, whatever
             # the other (a number); the left operand alone shows nothing (`eps`, `stride`)
             return self.is_input_tensor(node.left, proven) or self.is_input_tensor(node.right, proven)
+        if isinstance(node, cst.Call) and self._sub_module_output(node):
+            return True
         if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.Call)):
             # `spot[..., 1:]`, `unit.diff(dim=-1).abs()`, `spot * unit`: computed from an input
             # known to be a tensor, where it is
@@ -709,6 +723,10 @@ class TensorOrigins:
                 not isinstance(node, cst.BinaryOperation) and (proven or self.ctx.kinds.is_tensor(node)))
             return shown and self.is_input_tensor(root, proven=True)
         frame = self.current
+        if isinstance(node, cst.Attribute) and frame.sensitive and isinstance(node.value, cst.Name) \
+                and node.value.value in frame.inputs and node.value.value not in frame.new_tensors \
+                and node.attr.value not in TO_PYTHON and not _COUNT_ATTRIBUTE_RE.search(node.attr.value):
+            return True  # `motion.field`, `data.pos` of forward's input: its data, where it is
         if not isinstance(node, cst.Name) or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         # a local computed from the inputs, known to be a tensor, is where they are
@@ -722,6 +740,20 @@ class TensorOrigins:
         return frame.sensitive or (frame.helper and not frame.moves_inputs
                                    and (proven or network_output or self.ctx.kinds.is_tensor(node)))
 
+    def _sub_module_output(self, call: cst.Call) -> bool:
+        """`self.eag(ie, response)` in a module's run-time method: a sub-module computing on
+        the inputs, where the module (and the inputs) are."""
+        info = self.ctx.current_class
+        key = self_attribute_key(call.func)
+        if not self.current.module_runtime or info is None or key is None:
+            return False
+        name = call.func.attr.value  # type: ignore[attr-defined]
+        # (assigned a module in the class: not any `self.count(...)` a base class may define)
+        assigned = [a for cls in info.lineage() for a in cls.assignments if a.name == name and not a.element]
+        if not assigned or not info.holds_a_module(name):
+            return False
+        return any(self._reads_inputs(list(names_read(arg.value))) for arg in call.args)
+
     def involves_input(self, node: cst.CSTNode) -> bool:
         """`is_input_tensor`, or a value computed from one (`x > 0`, `(pred == y).sum()`)."""
         if self.is_input_tensor(node):
@@ -732,6 +764,8 @@ class TensorOrigins:
             return self.involves_input(node.left) or self.involves_input(node.right)
         if isinstance(node, cst.UnaryOperation):
             return self.involves_input(node.expression)
+        if isinstance(node, cst.IfExp):  # `out.unsqueeze(1) if ... else out`
+            return self.involves_input(node.body) or self.involves_input(node.orelse)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON:
             return self.involves_input(node.func.value)
         return False
@@ -827,8 +861,21 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
     if kind is cst.Call and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
         yield _SizeOrHost("cpu")  # `x.to("cpu")`, `x.type(torch.LongTensor)`
         return
-    if kind in (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
-        return  # names there may be the comprehension's own
+    if kind is cst.Lambda:
+        return  # names there may be the lambda's own
+    if kind in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
+        # what the comprehension reads of the enclosing code (`[t["boxes"] for t in targets]`
+        # reads `targets`), not its own loop names
+        own: Set[str] = set()
+        clause = node.for_in
+        while clause is not None:
+            own.update(_target_names(clause.target))
+            clause = clause.inner_for_in
+        for child in children(node):
+            for name in names_read(child):
+                if isinstance(name, _SizeOrHost) or name not in own:
+                    yield name
+        return
     for child in children(node):
         yield from names_read(child)
 

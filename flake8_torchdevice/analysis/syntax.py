@@ -120,6 +120,18 @@ def is_node(value: object) -> bool:
     return node
 
 
+def function_statements(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+    """The small statements of `function` (`Assign`, `Return`, ...) and their blocks, not
+    those of functions or classes nested in it."""
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in children(node):
+            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+                stack.append(child)
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """`node.children`: the same nodes in the same order, read from the node's fields.
     libcst's property finds them by rebuilding the node (a new node, validated), which

@@ -442,6 +442,14 @@ class Analyzer(cst.CSTVisitor):
             qualified = self.resolve(node.value)
             if qualified is not None and TORCH_FUNCTION_RE.match(qualified):
                 self.scope.bindings[node.targets[0].target.value] = qualified
+        if isinstance(node.value, cst.Call) and last_identifier(node.value.func) == "try_import_torch" \
+                and len(node.targets) == 1:
+            # RLlib's `torch, nn = try_import_torch()`: an import of torch and torch.nn
+            target = node.targets[0].target
+            names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            for name, module in zip(names, ("torch", "torch.nn")):
+                if isinstance(name, cst.Name):
+                    self.scope.bindings[name.value] = module
         # `have_gpu = torch.cuda.is_available()`: a CUDA flag, whatever its name.
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             polarity = self.guards.bound_flag_polarity(node.value)

@@ -26,7 +26,7 @@ from ..analysis.devices import moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
-                               self_attribute_key, walk_ast)
+                               function_statements, self_attribute_key, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               names_a_model, subscript_key, tensor_operands)
@@ -859,6 +859,11 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Return, cst.Yield)) and not sensitive and key is not None \
                     and (id(self._frame.node), key) in self._gathered:
                 return NEUTRAL, None  # a list of parts (or their stack) handed back: its consumer decides
+            if isinstance(parent, cst.Return) and parent.value is child and key is None \
+                    and self._returns_on_an_inputs_device_elsewhere(parent):
+                # `if not paths: return torch.zeros(n, n)` / `a = torch.zeros(n, n, device=g.device)`
+                # ... `return a`: one caller, two devices (OpenHGNN's HGOT)
+                return BAD, None
             if isinstance(parent, (cst.Return, cst.Yield)):
                 # What forward (or a loss) returns meets the caller's tensors, and so does
                 # what a function told the device returns (`def grid(n, device): return
@@ -892,6 +897,40 @@ class FactoryWithoutDevice(Rule):
                     return BAD, None
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
+
+    def _returns_on_an_inputs_device_elsewhere(self, here: cst.Return) -> bool:
+        """Does the function, in another `return`, hand back a tensor it made on the device of
+        one of its parameters (`a = torch.zeros(n, device=g.device)` ... `return a`), while this
+        `return` (under no test of a device) hands back a CPU one?"""
+        function = self._frame.node
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        params = set(parameter_names(function))
+        placed: Dict[str, str] = {}  # local -> the parameter whose device it was made on
+        returned: List[cst.BaseExpression] = []
+        for node in function_statements(function):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and isinstance(node.value, cst.Call) and self._parameters_device(node.value, params):
+                placed[node.targets[0].target.value] = self._parameters_device(node.value, params)  # type: ignore
+            elif isinstance(node, cst.Return) and node is not here and node.value is not None:
+                returned.append(node.value)
+        owners = {placed[value.value] if isinstance(value, cst.Name) and value.value in placed
+                  else self._parameters_device(value, params) if isinstance(value, cst.Call) else None
+                  for value in returned} - {None}
+        # (not on a way where that parameter, or a device, is tested: `if like is None: return
+        # torch.zeros(n)` is the caller's choice)
+        tests = " ".join(cst.Module([]).code_for_node(test) for _, test, _ in self.ctx.enclosing_tests())
+        return bool(owners) and "device" not in tests \
+            and not any(re.search(rf"\b{re.escape(owner)}\b", tests) for owner in owners)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _parameters_device(call: cst.Call, params: Set[str]) -> Optional[str]:
+        """`g` of `torch.zeros(n, device=g.device)`, for a parameter `g`."""
+        device = keyword(call, "device")
+        if device is not None and isinstance(device.value, cst.Attribute) and device.value.attr.value == "device" \
+                and isinstance(device.value.value, cst.Name) and device.value.value.value in params:
+            return device.value.value.value
+        return None
 
     def _is_host_bound(self, call: cst.Call) -> bool:
         """`grads.data.numpy()`, `self.gradients.numpy()` (of what a hook kept) in a plain
@@ -1036,6 +1075,8 @@ class FactoryWithoutDevice(Rule):
             if met:
                 self._partner = met[0]
                 return BAD
+        if arg.keyword is not None and arg.keyword.value == "out" and (qualified or "").startswith("torch."):
+            return None  # `torch.arange(n, out=torch.LongTensor(n))`: the result is this tensor
         if (callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(qualified))) \
                 or callee in FACTORIES:
             return NEUTRAL  # (Python's `max(a, b)`; `torch.max(t, x - eps)` compares elementwise)
