@@ -185,7 +185,17 @@ class FactoryWithoutDevice(Rule):
     labels=torch.zeros(1, 1))`) beside an argument on a device. A tensor whose device the
     code takes as its device (`device = grads.device`) is on that device, and so is what is
     computed from it. A plain function named like a maker (`make_*`, `create_*`, `get_*`)
-    is a helper when it calls a tensor's method on its argument (`logits.sigmoid()`).
+    is a helper when it calls a tensor's method on its argument (`logits.sigmoid()`), and so
+    is such a method of a plain class (`get_positions(self, input_ids: Tensor)`); a module's
+    method named like a builder that takes data and that `__init__` does not call
+    (`create_bases(self, disp)`) runs per input. An attribute of an input of device-sensitive
+    code is its data (`motion.field`; not a count: `graph.num_nodes`); a sub-module of the
+    class computing on the inputs (`self.emb(item_ids)`) gives a tensor where they are; the
+    `out=` buffer of a torch function (`torch.arange(n, out=torch.LongTensor(n))`) is its
+    result; a function that returns a CPU tensor on one path and, on another, one it made on a
+    parameter's device (`torch.zeros(n, n, device=g.device)`) hands its caller two devices,
+    unless that path tests the parameter or a device. RLlib's `torch, nn = try_import_torch()`
+    imports torch.
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is.
 
@@ -2263,7 +2273,8 @@ class DiscardedTo(Rule):
 
     ## What it does
     Reports `t.to(device)`, `t.cuda()` and `t.cpu()` written as a bare statement (also
-    followed by a copy of the copy: `t.to(device).detach()`, and each move of a tuple
+    followed by a copy of the copy: `t.to(device).detach()`, or after an in-place method of
+    the tensor: `noise.normal_(0, 1).to(device)`, and each move of a tuple
     statement: `speech.to(d), lengths.to(d)`, reported without a fix) when
     `t` is known to be a tensor: a value unpacked from a data-loader loop
     (`for x, y in loader:`, `for i, (x, y) in enumerate(train_loader):`, a name bound
