@@ -2528,3 +2528,20 @@ def grid(n, like=None):
     out = torch.zeros(n, n, device=like.device)
     return out
 """) == []
+
+
+def test_a_new_tensor_that_scatters_in_the_inputs_values():
+    # Open3D-ML's PVCNN voxelizer: `torch.zeros(n).scatter_add_(0, idx, feat...)` adds the caller's
+    # features into a CPU grid; `coords.to(torch.int64)` changes a dtype, it moves nothing
+    # (the index mixes in a CPU batch id: only the values say where the caller's data is)
+    code = """import numpy as np
+import torch
+def avg_voxelize(feat, coords, r):
+    coords = coords.to(torch.int64)
+    batch_id = torch.from_numpy(np.arange(feat.shape[0]).reshape(-1, 1))
+    idx = batch_id * r * r * r + coords[:, 0, :] * r * r + coords[:, 1, :] * r + coords[:, 2, :]
+    grid = torch.zeros(feat.shape[0] * r * r * r).scatter_add_(0, idx.reshape(-1), feat[:, 0, :].reshape(-1))
+    return grid
+"""
+    assert tdv201(code) == [(7, 11, "TDV201")]
+    assert tdv201(code.replace("torch.zeros(feat.shape[0] * r * r * r)", "feat.new_zeros(feat.shape[0] * r * r * r)")) == []

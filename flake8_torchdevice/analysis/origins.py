@@ -518,7 +518,8 @@ class TensorOrigins:
                     held = frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, (None, (), set()))
                     held[2].add(arms[-1][1])
         if name in frame.params and is_device_move(value) and name in names_read(value) \
-                and not self._to_another_inputs_device(value, name):
+                and not changes_dtype_only(value, self.ctx.resolve) \
+                and not self._to_another_inputs_device(value, name):  # (not `coords.to(torch.int64)`)
             frame.moves_inputs = True
         if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
             frame.on_device.add(name)

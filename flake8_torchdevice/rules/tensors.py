@@ -710,6 +710,9 @@ class FactoryWithoutDevice(Rule):
                     index = _index_argument(call, name)
                     if index is not None and self.ctx.origins.is_input_tensor(index, proven=True):
                         met.insert(0, index)  # one_hot.scatter_(1, labels.view(-1, 1), 1): the caller's labels
+                    source = _source_argument(call, name)
+                    if source is not None and self.ctx.origins.is_input_tensor(source, proven=True):
+                        met.insert(0, source)  # grid.scatter_add_(0, idx, feat.reshape(-1)): the caller's values
                     if met:
                         self._partner = met[0]
                         return BAD, None  # cpu_t.remainder(x), cpu_t.add_(x): the method mixes devices
@@ -1349,6 +1352,25 @@ def _is_record(call: cst.Call) -> bool:
 
 # Functions that run a module on example inputs: `torch.jit.trace(model, example)`.
 _TRACERS = frozenset({"torch.jit.trace", "torch.onnx.export", "torch.export.export"})
+
+
+# Tensor methods whose source argument (position, keyword) must be a tensor: `scatter_add_(dim,
+# index, src)`, `index_add_(dim, index, source)`, `masked_scatter_(mask, source)`.
+_SOURCE_ARGUMENT = {**{name: (2, "src") for name in ("scatter_add", "scatter_add_")},
+                    **{name: (2, "source") for name in ("index_add", "index_add_", "index_copy", "index_copy_")},
+                    **{name: (1, "source") for name in ("masked_scatter", "masked_scatter_")}}
+
+
+def _source_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
+    """The source tensor handed to the tensor method `method` called by `call`."""
+    where = _SOURCE_ARGUMENT.get(method)
+    if where is None:
+        return None
+    given = keyword(call, where[1])
+    if given is not None:
+        return given.value
+    args = positional_args(call)
+    return args[where[0]].value if len(args) > where[0] and not args[where[0]].star else None
 
 
 def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
