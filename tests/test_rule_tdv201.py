@@ -2520,6 +2520,14 @@ class HGOT(nn.Module):
         return self.head(h), self.build_aggregated_adjacency(g)
 """
     assert tdv201(code) == [(6, 19, "TDV201")]
+    # a path chosen by a test of the input keeps its tensor on the CPU on purpose (kornia's
+    # integer bounds, normalised on the CPU before they are moved)
+    assert tdv201("""import torch
+def tuple_bound(bound, input):
+    if input.is_floating_point():
+        return torch.tensor(bound, device=input.device, dtype=input.dtype)
+    return torch.tensor(bound, dtype=torch.int64)
+""") == []
     # a default device asked for by the caller is the caller's choice
     assert tdv201("""import torch
 def grid(n, like=None):

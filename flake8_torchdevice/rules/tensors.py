@@ -921,18 +921,22 @@ class FactoryWithoutDevice(Rule):
         params = set(parameter_names(function))
         placed: Dict[str, str] = {}  # local -> the parameter whose device it was made on
         returned: List[cst.BaseExpression] = []
+        tested: List[str] = []  # the tests of the function's `if`s
         for node in function_statements(function):
             if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                     and isinstance(node.value, cst.Call) and self._parameters_device(node.value, params):
                 placed[node.targets[0].target.value] = self._parameters_device(node.value, params)  # type: ignore
             elif isinstance(node, cst.Return) and node is not here and node.value is not None:
                 returned.append(node.value)
+            elif isinstance(node, cst.If):
+                tested.append(cst.Module([]).code_for_node(node.test))
         owners = {placed[value.value] if isinstance(value, cst.Name) and value.value in placed
                   else self._parameters_device(value, params) if isinstance(value, cst.Call) else None
                   for value in returned} - {None}
-        # (not on a way where that parameter, or a device, is tested: `if like is None: return
-        # torch.zeros(n)` is the caller's choice)
-        tests = " ".join(cst.Module([]).code_for_node(test) for _, test, _ in self.ctx.enclosing_tests())
+        # (not where an `if` tests that parameter, or a device: `if like is None: return
+        # torch.zeros(n)` is the caller's choice, and kornia's `if input.is_floating_point():`
+        # keeps integer bounds on the CPU on purpose)
+        tests = " ".join(tested)
         return bool(owners) and "device" not in tests \
             and not any(re.search(rf"\b{re.escape(owner)}\b", tests) for owner in owners)  # type: ignore[arg-type]
 
