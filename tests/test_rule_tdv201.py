@@ -2553,3 +2553,55 @@ def avg_voxelize(feat, coords, r):
 """
     assert tdv201(code) == [(7, 11, "TDV201")]
     assert tdv201(code.replace("torch.zeros(feat.shape[0] * r * r * r)", "feat.new_zeros(feat.shape[0] * r * r * r)")) == []
+
+
+def test_what_the_fifteenth_rounds_rules_leave_alone():
+    # mammoth's BiC: task labels stored into a replay buffer beside examples on the device (the
+    # buffer keeps each where it stores it)
+    assert tdv201("""import torch
+import torch.nn as nn
+class BiC(nn.Module):
+    def end_task(self, loader):
+        for data in loader:
+            inputs = data[0].to(self.device)
+            self.buffer.add_data(examples=inputs, task_labels=torch.ones(self.batch_size) * self.task)
+""") == []
+    # mammoth's second-order model: per-class labels gathered, joined and handed to a dataset
+    assert tdv201("""import torch
+import torch.nn as nn
+class SecondOrder(nn.Module):
+    def synthetic_features(self, distributions):
+        features, labels = [], []
+        for class_idx in range(10):
+            features.append(distributions[class_idx](64, 1.0))
+            labels.append(torch.ones((64,)) * class_idx)
+        return FeaturesDataset(torch.cat(features, dim=0), torch.cat(labels, dim=0).long())
+""") == []
+    # mammoth's SLCA: class statistics computed from host copies, keyed by `range` of the offsets
+    assert tdv201("""import torch
+import torch.nn as nn
+class SLCA(nn.Module):
+    def class_means(self, loader, offset_1, offset_2):
+        vectors = {idx: [] for idx in range(offset_1, offset_2)}
+        for imgs, labels in loader:
+            out = self.net(imgs.to(self.device))
+            for c in labels.unique():
+                vectors[c.item()].append(out[labels == c].cpu())
+        vectors = {k: torch.cat(v, dim=0) for k, v in vectors.items()}
+        return {k: torch.cov(v.T) + torch.eye(v.shape[-1]) * 1e-4 for k, v in vectors.items()}
+""") == []
+    # DeepRobust's `make_spmat(self, n_rows, n_cols, row_idx, col_idx)`: a builder of numbers
+    assert tdv201("""import torch
+import torch.nn as nn
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def make_spmat(self, n_rows, n_cols, row_idx, col_idx):
+        idxes = torch.LongTensor([[row_idx], [col_idx]])
+        sp = torch.sparse_coo_tensor(idxes, torch.ones(1), (n_rows, n_cols))
+        if next(self.parameters()).is_cuda:
+            sp = sp.cuda()
+        return sp
+""") == []

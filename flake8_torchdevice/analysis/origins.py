@@ -77,6 +77,8 @@ NEUTRAL_CALLEES = frozenset({
 # Attributes named as counts or sizes (`graph.num_nodes`, `batch.batch_size`): numbers.
 _COUNT_ATTRIBUTE_RE = re.compile(r"^(num|n|max|min)_|_(size|num|count|len|length|dim|steps?)s?$"
                                  r"|^(size|shape|dim|ndim|len|length|count|step|epoch|training)s?$", re.I)
+# Names of indices (`row_idx`, `token_id`, `i`).
+_INDEX_NAME_RE = re.compile(r"(^|_)(idx|index|indices|id|ids)$|^[ijkn]$", re.I)
 # Parameters named as sizes or shapes.
 _SIZE_PARAMETER_RE = re.compile(r"^(size|shape)s?$|_(size|shape)s?$")
 # `__add__`, `__rmul__`, `__iadd__`...: a class's arithmetic computes on its data.
@@ -260,7 +262,9 @@ class TensorOrigins:
         handed_in = self._handed_to_a_distribution(info, name, node)
         # (a module's `create_bases(self, disp)` that `__init__` does not call runs per input)
         per_input = info is not None and info.is_module and not is_static_or_class_method(node) \
-            and info.builds_per_input(name, node)
+            and info.builds_per_input(name, node) \
+            and any(not _COUNT_ATTRIBUTE_RE.search(p) and not _INDEX_NAME_RE.search(p) for p in inputs)
+        # (not DeepRobust's `make_spmat(self, n_rows, n_cols, row_idx, col_idx)`: numbers)
         if handed_in is not None:
             # `rsample(self)` of a `Distribution`: it computes on the tensors `__init__` was given
             sensitive, method_name = True, name
@@ -868,11 +872,21 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         # what the comprehension reads of the enclosing code (`[t["boxes"] for t in targets]`
         # reads `targets`), not its own loop names
         own: Set[str] = set()
+        counted: List[cst.CSTNode] = []  # `range(...)` iterables: numbers, not data
         clause = node.for_in
         while clause is not None:
             own.update(_target_names(clause.target))
+            if type(clause.iter) is cst.Call and type(clause.iter.func) is cst.Name and clause.iter.func.value == "range":
+                counted.append(clause.iter)
             clause = clause.inner_for_in
-        for child in children(node):
+        stack: List[cst.CSTNode] = list(children(node))
+        while stack:
+            child = stack.pop(0)
+            if any(child is iterable for iterable in counted):
+                continue
+            if type(child) is cst.CompFor:
+                stack[:0] = children(child)
+                continue
             for name in names_read(child):
                 if isinstance(name, _SizeOrHost) or name not in own:
                     yield name

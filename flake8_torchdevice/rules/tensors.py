@@ -785,7 +785,13 @@ class FactoryWithoutDevice(Rule):
                         return BAD, None  # `parts = [x]`, `parts.append(torch.ones(n))`: one list, two devices
                     # `tokens.append(torch.zeros(b, d))`: the list holds the CPU tensor now
                     return NEUTRAL, ([collected], self.ctx.parent(depth + 2))
+                self._partner = None
                 fate = self._fate_as_argument(call, parent, self.ctx.parent(depth + 2))
+                if fate == BAD and self._partner is None and key is not None \
+                        and (id(self._frame.node), key) in self._gathered:
+                    # (parts gathered in a list, handed to a function that met no device tensor
+                    # with them: `FeaturesDataset(features, labels)` keeps them for a loader)
+                    return NEUTRAL, None
                 if fate is not None:
                     return fate, None
                 child, depth = call, depth + 2  # torch.cat([...]): a tensor derived from this one
@@ -1123,7 +1129,7 @@ class FactoryWithoutDevice(Rule):
                 isinstance(call.func, cst.Attribute) and callee not in _CROSS_DEVICE_METHODS
                 and self.ctx.origins.is_on_device(call.func.value)
                 # (a moved storage's `rollouts.insert(obs, value, masks)` copies what it is given in)
-                and not (callee in _STORING_METHODS and not self.ctx.kinds.is_tensor(call.func.value))):
+                and not (_STORING_METHOD_RE.match(callee) and not self.ctx.kinds.is_tensor(call.func.value))):
             # (`model.rnn(out, hidden)` of a moved model: a part of it, or its method, computes
             # on what it is given)
             # `self.bce_loss(preds, torch.ones(n))` with `preds` on the device: compared elementwise
@@ -1132,6 +1138,9 @@ class FactoryWithoutDevice(Rule):
                 self._partner = met[0]
                 return BAD
         tensor_op = is_tensor_op(qualified)
+        if not tensor_op and isinstance(call.func, cst.Attribute) and _STORING_METHOD_RE.match(callee) \
+                and not self.ctx.kinds.is_tensor(call.func.value):
+            return NEUTRAL  # a storage's `buffer.add_data(examples=x, labels=y)` keeps each where it stores it
         if tensor_op or self._frame.sensitive:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
             others = [a.value for a in call.args if a is not arg]
@@ -1329,6 +1338,8 @@ _JOINING_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vs
                           "row_stack"})
 # Methods of a storage object (a rollout buffer, a replay memory) that copy what they are given.
 _STORING_METHODS = frozenset({"insert", "append", "push", "put", "store", "extend", "record", "add"})
+# ... also with what they store: `buffer.add_data(examples=x, labels=y)`, `memory.push_transition(...)`
+_STORING_METHOD_RE = re.compile(r"^(?:" + "|".join(sorted(_STORING_METHODS)) + r")(?:_|$)")
 
 
 # Calls with an argument that seeds the gradient of their first (the outputs): its position, its keyword.
