@@ -2423,6 +2423,8 @@ class DynamicLinear(nn.Module):
 """
     assert tdv201(code) == [(5, 23, "TDV201")]
     assert tdv201(code.replace("torch.tensor(self.img_shape)", "torch.tensor(self.img_shape, device=motion.field.device)")) == []
+    # `torch.tensor` of a name that is not a shape may be a number, which mixes with any device
+    assert tdv201(code.replace("self.img_shape", "self.img_scale")) == []
     # a count of the input is a number
     assert tdv201("""import torch
 import torch.nn as nn

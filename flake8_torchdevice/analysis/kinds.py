@@ -175,8 +175,9 @@ _TENSOR_CONTAINERS = frozenset({"Tuple", "List", "Sequence", "Iterable", "Iterat
 _TYPING_GENERICS = _TENSOR_CONTAINERS | {"Dict", "dict", "Mapping", "MutableMapping", "Union", "Callable", "Type",
                                          "type", "Set", "set", "FrozenSet", "frozenset", "Generator", "Awaitable",
                                          "Optional", "Literal", "DefaultDict", "OrderedDict", "Deque", "Counter"}
-# Names of sequences (`img_shape`, `token_ids`, `indices`): `torch.tensor(...)` of one has dimensions.
-_SEQUENCE_NAME_RE = re.compile(r"(^|_)(shape|sizes|ids|indices|idxs|list|lists)$", re.I)
+# Names of shapes (`img_shape`, `sizes`): `torch.tensor(...)` of one has dimensions. (Not ids or
+# indices: mmtracking's `torch.tensor(self.confirmed_ids)[inds]` is indexed with NumPy's matches.)
+_SEQUENCE_NAME_RE = re.compile(r"(^|_)(shape|shapes|sizes|dims)$", re.I)
 # A parameter with this name is a batch of a data loader (`def training_step(self, batch, i)`).
 _BATCH_PARAMETERS = frozenset({"batch"})
 
