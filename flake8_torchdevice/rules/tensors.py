@@ -1661,13 +1661,16 @@ class UnregisteredTensorAttribute(Rule):
         tensor (the project index's `makes_tensor`); what `__init__` stores of one counts."""
         if all(isinstance(base, ast.Name) and base.id == "object" for base in node.bases):
             return False  # `class Loader:` is no module, whatever its methods store
-        methods = {}
-        for method in node.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                methods[method.name] = method
-                # (any method: forward may call the one that builds it)
-                if _CACHE_WORDS.search(text_of(method)) and _builds_cache_once(method):
-                    return True
+        methods = {method.name: method for method in node.body
+                   if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        cached = [name for name, method in methods.items()
+                  if (name in ("forward", "__call__") or "device" in text_of(method))
+                  and _CACHE_WORDS.search(text_of(method))]
+        # forward, or a method forward calls that is told a device, builds a cache once
+        builders = [name for name in cached if _builds_cache_once(methods[name])]
+        if any(name in ("forward", "__call__") for name in builders) or (
+                builders and set(builders) & _ast_reachable(methods, ["forward", "__call__"])):
+            return True
         text = text_of(node)
         factory_words = _class_trigger_words(aliases)
         uses: List[Set[str]] = []
@@ -2066,8 +2069,13 @@ def _builds_cache_once(function: ast.AST) -> bool:
 def _ast_called_from_init(methods: Dict[str, ast.AST]) -> Set[str]:
     """`__init__` and the methods of the class it uses on `self`, transitively (as
     `ClassInfo.called_from_init`, for the fast path)."""
+    return _ast_reachable(methods, ["__init__"])
+
+
+def _ast_reachable(methods: Dict[str, ast.AST], roots: List[str]) -> Set[str]:
+    """`roots` and the methods of the class they use on `self`, transitively."""
     done: Set[str] = set()
-    todo = ["__init__"]
+    todo = list(roots)
     while todo:
         name = todo.pop()
         method = methods.get(name)
