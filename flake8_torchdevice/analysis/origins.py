@@ -55,7 +55,7 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
+from .kinds import (FACTORIES, MODULE, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
                     VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
@@ -754,8 +754,8 @@ class TensorOrigins:
             return False
         name = call.func.attr.value  # type: ignore[attr-defined]
         # (assigned a module in the class: not any `self.count(...)` a base class may define)
-        assigned = [a for cls in info.lineage() for a in cls.assignments if a.name == name and not a.element]
-        if not assigned or not info.holds_a_module(name):
+        assigned = [a.kind for cls in info.lineage() for a in cls.assignments if a.name == name and not a.element]
+        if not assigned or any(kind != MODULE for kind in assigned):
             return False
         return any(self._reads_inputs(list(names_read(arg.value))) for arg in call.args)
 
