@@ -281,12 +281,18 @@ class ClassInfo:
     def holds_a_module(self, name: str) -> bool:
         """`self.<name>` is a sub-module wherever it is assigned (`self.emb = nn.Embedding(n, d)`),
         or, set by a base class we cannot read, the class calls it (`self.emb(heads)`)."""
+        assigned = self.assigns_a_module(name)
+        if assigned is not None:
+            return assigned
         lineage = self.lineage()
-        assigned = [a for info in lineage for a in info.assignments if a.name == name and not a.element]
-        if assigned:
-            return all(a.kind == MODULE for a in assigned)
         return any(name in info.called_attributes for info in lineage) and all(name not in info.methods
                                                                               for info in lineage)
+
+    def assigns_a_module(self, name: str) -> Optional[bool]:
+        """Is every assignment of `self.<name>` in the class (and its bases in the file) a
+        module? None when nothing assigns it."""
+        assigned = [a.kind for info in self.lineage() for a in info.assignments if a.name == name and not a.element]
+        return all(kind == MODULE for kind in assigned) if assigned else None
 
     def is_registered_at(self, assignment: AttributeAssignment) -> bool:
         """`self.<name> = t` updates a buffer, or `t` becomes a parameter by a later

@@ -699,7 +699,7 @@ class ValueKinds:
             # number comes from `float(...)`, `math.log(...)`, `x.item()`)
             return False
         if isinstance(value, (cst.Name, cst.Attribute)) and _SEQUENCE_NAME_RE.search(last_identifier(value) or ""):
-            return False  # `torch.tensor(self.img_shape)`: a shape, a list of ids, never one number
+            return False  # `torch.tensor(self.img_shape)`: a shape, never one number
         if factory == "tensor" and isinstance(value, cst.Name):
             # torch.tensor(values): a Python list, unless we know it is a number or a tensor
             return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors

@@ -55,7 +55,7 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import (FACTORIES, MODULE, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
+from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
                     VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
@@ -378,7 +378,7 @@ class TensorOrigins:
         builder = name != "__init__" and bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
             (info is not None and info.is_module)
             or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
-                                     or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
+                    or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
         pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
 
@@ -752,10 +752,8 @@ class TensorOrigins:
         key = self_attribute_key(call.func)
         if not self.current.module_runtime or info is None or key is None:
             return False
-        name = call.func.attr.value  # type: ignore[attr-defined]
         # (assigned a module in the class: not any `self.count(...)` a base class may define)
-        assigned = [a.kind for cls in info.lineage() for a in cls.assignments if a.name == name and not a.element]
-        if not assigned or any(kind != MODULE for kind in assigned):
+        if not info.assigns_a_module(call.func.attr.value):  # type: ignore[attr-defined]
             return False
         return any(self._reads_inputs(list(names_read(arg.value))) for arg in call.args)
 

@@ -930,8 +930,10 @@ class FactoryWithoutDevice(Rule):
         tested: List[str] = []  # the tests of the function's `if`s
         for node in function_statements(function):
             if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                    and isinstance(node.value, cst.Call) and self._parameters_device(node.value, params):
-                placed[node.targets[0].target.value] = self._parameters_device(node.value, params)  # type: ignore
+                    and isinstance(node.value, cst.Call):
+                owner = self._parameters_device(node.value, params)
+                if owner is not None:
+                    placed[node.targets[0].target.value] = owner
             elif isinstance(node, cst.Return) and node is not here and node.value is not None:
                 returned.append(node.value)
             elif isinstance(node, cst.If):
@@ -1378,19 +1380,16 @@ _SOURCE_ARGUMENT = {**{name: (2, "src") for name in ("scatter_add", "scatter_add
 
 def _source_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
     """The source tensor handed to the tensor method `method` called by `call`."""
-    where = _SOURCE_ARGUMENT.get(method)
-    if where is None:
-        return None
-    given = keyword(call, where[1])
-    if given is not None:
-        return given.value
-    args = positional_args(call)
-    return args[where[0]].value if len(args) > where[0] and not args[where[0]].star else None
+    return _argument_at(call, _SOURCE_ARGUMENT.get(method))
 
 
 def _index_argument(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
     """The index (or mask) tensor handed to the tensor method `method` called by `call`."""
-    where = _INDEX_ARGUMENT.get(method)
+    return _argument_at(call, _INDEX_ARGUMENT.get(method))
+
+
+def _argument_at(call: cst.Call, where: Optional[Tuple[int, str]]) -> Optional[cst.BaseExpression]:
+    """The argument given at (position, keyword) `where`, if any."""
     if where is None:
         return None
     position, name = where
