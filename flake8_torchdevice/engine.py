@@ -141,15 +141,18 @@ class _FunctionTriggers:
     """Does a function's text (and tree) hold something an enabled rule can report?"""
 
     def __init__(self, rules: Sequence[type], aliases: Sequence[str], found: AbstractSet[str],
-                 makes_tensor: Optional[Callable[[str], bool]] = None) -> None:
-        """`found`: the trigger words the file holds (`_Triggers.words_in`); `makes_tensor`:
-        the project index's answer to "does this function return a tensor?"."""
+                 makes_tensor: Optional[Callable[[str], bool]] = None, source: str = "") -> None:
+        """`found`: the trigger words the file holds (`_Triggers.words_in`) in `source`, its
+        text; `makes_tensor`: the project index's answer to "does this function return a tensor?"."""
         self.makes_tensor = makes_tensor
         # Rules that judge whole classes are triggered by a class, not by a function's text.
         self.class_rules = [rule for rule in rules if rule.keeps_class is not None]
         # what module-level data the analysis and the rules read although no trigger names it
-        self.data_words = re.compile("|".join([_READ_BY_ANALYSIS] + [rule.module_data_words for rule in rules
-                                                                      if rule.module_data_words]))
+        # (a rule's only where the file holds its trigger: timm's `default_cfgs` name PyTorch's
+        # weights, which TDV301 reads for a load that most of those files lack)
+        self.data_words = re.compile("|".join([_READ_BY_ANALYSIS] + [
+            rule.module_data_words for rule in rules
+            if rule.module_data_words and _Triggers([rule]).within(found).search(source)]))
         self.aliases = frozenset(aliases)
         rules = [rule for rule in rules if rule.keeps_class is None]
         # Rules whose own test on a function's tree decides, once their words are in its text.
@@ -477,7 +480,7 @@ def lint_source(
         if aliases:
             pattern = _Triggers(rules, aliases)
         pattern = pattern.within(found)
-        triggers = _FunctionTriggers(rules, aliases, found, _tensor_makers(tree, project))
+        triggers = _FunctionTriggers(rules, aliases, found, _tensor_makers(tree, project), source)
         sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
         if sparse is None:
             return []

@@ -1668,7 +1668,7 @@ class UnregisteredTensorAttribute(Rule):
         # forward, or a method forward calls that is told a device, builds a cache once
         builders = [name for name in cached if _builds_cache_once(methods[name])]
         if any(name in ("forward", "__call__") for name in builders) or (
-                builders and set(builders) & _ast_reachable(methods, ["forward", "__call__"])):
+                builders and set(builders) & _ast_reachable(methods, ["forward", "__call__"], text_of)):
             return True
         text = text_of(node)
         factory_words = _class_trigger_words(aliases)
@@ -1680,7 +1680,7 @@ class UnregisteredTensorAttribute(Rule):
             return attribute in uses[0]
 
         moves = _MOVE_WORDS.search(text) is not None
-        built = _ast_called_from_init(methods)
+        built = _ast_called_from_init(methods, text_of)
         if "train" in methods and any(isinstance(statement, ast.Assign)
                                       and any(map(_stores_attribute, statement.targets))
                                       for statement in ast_statements(methods["train"])):
@@ -2038,41 +2038,50 @@ def _builds_cache_once(function: ast.AST) -> bool:
     or a test keyed on what a call left on `self` (`if n > self.max_len:`) around an attribute's
     assignment, or `if self.x is not None ...: return ...` before one (a superset of
     `ClassFacts._under_once_test`)."""
-    for branch in walk_ast(function):
-        if not isinstance(branch, ast.If):
-            continue
-        compares = [sub for sub in walk_ast(branch.test) if isinstance(sub, ast.Compare)]
-        if any(not any(isinstance(o, ast.Constant) for o in (c.left, *c.comparators))
-               and any(isinstance(r, ast.Attribute) for o in (c.left, *c.comparators) for r in walk_ast(o))
-               for c in compares) and any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Attribute) for t in _ast_targets(sub)) for sub in walk_ast(branch)):
-            return True  # keyed on the last call
-        if any(isinstance(c.ops[0], ast.IsNot) for c in compares) and any(
-                isinstance(sub, ast.Return) for sub in branch.body) and any(
-                isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(isinstance(t, ast.Attribute)
-                                                                      for t in _ast_targets(sub))
-                for sub in walk_ast(function)):
-            return True  # returns the cache first
-        tested = {sub.left.attr for sub in walk_ast(branch.test) if isinstance(sub, ast.Compare)
-                  and isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is)}
-        tested |= {sub.args[1].value for sub in walk_ast(branch.test) if isinstance(sub, ast.Call)
+    branches = [node for node in ast_statements(function) if isinstance(node, ast.If)]  # statements only
+    if not branches:
+        return False
+    stores_attribute: List[bool] = []  # does `function` assign an attribute anywhere (asked once)
+
+    def assigned_attributes(node: ast.AST) -> Set[str]:
+        return {t.attr for sub in ast_statements(node) if isinstance(sub, (ast.Assign, ast.AnnAssign))
+                for t in _ast_targets(sub) if isinstance(t, ast.Attribute)}
+
+    for branch in branches:
+        test = list(walk_ast(branch.test))
+        compares = [sub for sub in test if isinstance(sub, ast.Compare)]
+        tested = {sub.left.attr for sub in compares
+                  if isinstance(sub.left, ast.Attribute) and isinstance(sub.ops[0], ast.Is)}
+        tested |= {sub.args[1].value for sub in test if isinstance(sub, ast.Call)
                    and _ast_callee(sub) in ("hasattr", "getattr") and len(sub.args) > 1
                    and isinstance(sub.args[1], ast.Constant)}
-        if tested and any(isinstance(sub, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Attribute) and t.attr in tested for t in _ast_targets(sub))
-                for sub in walk_ast(branch)):
-            return True
+        keyed = any(not any(isinstance(o, ast.Constant) for o in (c.left, *c.comparators))
+                    and any(isinstance(r, ast.Attribute) for o in (c.left, *c.comparators) for r in walk_ast(o))
+                    for c in compares)
+        returns_first = any(isinstance(c.ops[0], ast.IsNot) for c in compares) and any(
+            isinstance(sub, ast.Return) for sub in branch.body)
+        if not (keyed or returns_first or tested):
+            continue
+        if returns_first:
+            if not stores_attribute:
+                stores_attribute.append(bool(assigned_attributes(function)))
+            if stores_attribute[0]:
+                return True  # returns the cache first
+        assigned = assigned_attributes(branch)
+        if (keyed and assigned) or not tested.isdisjoint(assigned):
+            return True  # keyed on the last call, or on the attribute it sets
     return False
 
 
-def _ast_called_from_init(methods: Dict[str, ast.AST]) -> Set[str]:
+def _ast_called_from_init(methods: Dict[str, ast.AST], text_of: Callable[[ast.AST], str]) -> Set[str]:
     """`__init__` and the methods of the class it uses on `self`, transitively (as
     `ClassInfo.called_from_init`, for the fast path)."""
-    return _ast_reachable(methods, ["__init__"])
+    return _ast_reachable(methods, ["__init__"], text_of)
 
 
-def _ast_reachable(methods: Dict[str, ast.AST], roots: List[str]) -> Set[str]:
-    """`roots` and the methods of the class they use on `self`, transitively."""
+def _ast_reachable(methods: Dict[str, ast.AST], roots: List[str], text_of: Callable[[ast.AST], str]) -> Set[str]:
+    """`roots` and the methods of the class they name on `self` (in their text: a superset
+    of their uses), transitively."""
     done: Set[str] = set()
     todo = list(roots)
     while todo:
@@ -2084,9 +2093,8 @@ def _ast_reachable(methods: Dict[str, ast.AST], roots: List[str]) -> Set[str]:
         params = method.args.posonlyargs + method.args.args  # type: ignore[attr-defined]
         if not params:
             continue
-        self_name = params[0].arg
-        todo.extend(sub.attr for sub in walk_ast(method) if isinstance(sub, ast.Attribute)
-                    and isinstance(sub.value, ast.Name) and sub.value.id == self_name and sub.attr in methods)
+        named = re.findall(rf"\b{re.escape(params[0].arg)}\b\)?\s*\.\s*(\w+)", text_of(method))
+        todo.extend(attribute for attribute in named if attribute in methods)
     return done
 
 
