@@ -721,3 +721,61 @@ def test_a_pretrained_model_loaded_on_the_cpu_then_wrapped():
                 enabled=frozenset({"TDV401"})) == []
     # a tokenizer or processor is no module
     assert lint(code.replace("ResNetModel", "AutoTokenizer"), enabled=frozenset({"TDV401"})) == []
+
+
+# What the sixteenth round taught (MatchZoo's trainer, a measured row): the wrap runs under `if
+# self.parallel:` and the move under a later `if not self.parallel:`, so the wrapped module is
+# never moved on the path that wraps it. Two `if`s on one flag with opposite truth exclude
+# each other; the same truth (or another name) does not.
+FLAG_CASES = {
+    "wrapped_and_moved_under_opposite_flags": ("""
+        import torch
+        class Trainer:
+            def load(self, model, device=None, parallel=False):
+                self.parallel = parallel
+                if isinstance(device, list):
+                    if self.parallel:
+                        self.model = torch.nn.DataParallel(model, device_ids=device)
+                    self.device = device[0]
+                else:
+                    self.device = device
+                    if self.parallel:
+                        self.model = torch.nn.DataParallel(model)
+                if not self.parallel:
+                    self.model = model.to(self.device)
+        def setup(model, args, device):
+            if not args.parallel:
+                model.to(device)
+            if args.parallel:
+                model = torch.nn.DataParallel(model)
+            return model
+        def setup_else(model, args, device):
+            if args.single:
+                model.to(device)
+            else:
+                pass
+            if not args.single:
+                model = torch.nn.DataParallel(model)
+            return model
+""", [(8, 29), (13, 29), (20, 16), (28, 16)]),
+    "same_flag_or_another_name": ("""
+        import torch
+        def setup(model, args, device):
+            if args.parallel:
+                model = torch.nn.DataParallel(model)
+            if args.parallel:
+                model.to(device)
+            return model
+        def setup2(model, args, device):
+            if not args.other:
+                model.to(device)
+            if args.parallel:
+                model = torch.nn.DataParallel(model)
+            return model
+""", []),
+}
+
+
+@pytest.mark.parametrize("code, expected", FLAG_CASES.values(), ids=list(FLAG_CASES))
+def test_flags_of_opposite_truth_exclude(code, expected):
+    assert [(line, col) for line, col, _ in tdv401(code)] == expected

@@ -368,6 +368,34 @@ def equality_test(test: cst.BaseExpression) -> Optional[Tuple[str, FrozenSet[str
     return subject, frozenset(constants)  # type: ignore[arg-type]
 
 
+def flag_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+    """A test of one name's truth: `if self.parallel:` is ("self.parallel", True), `if not
+    args.dp:` is ("args.dp", False)."""
+    value = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, value = test.expression, not value
+    subject = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+    return (subject, value) if subject is not None else None
+
+
+def tests_exclude(one: Sequence[Tuple[str, object]], other: Sequence[Tuple[str, object]]) -> bool:
+    """Do two places' tests (`equality_test`s of the `if` bodies around them, and
+    `flag_test`s of every `if` arm, an `else` flipping the flag) exclude each other: one name
+    compared with disjoint constants (`if kind == "ddp":` / `if kind == "sdp":`), or a flag
+    true around one and false around the other (`if self.parallel:` / `if not self.parallel:`)?"""
+    here = {}
+    for name, value in one:
+        here.setdefault(name, []).append(value)
+    for name, value in other:
+        for mine in here.get(name, ()):
+            if isinstance(value, bool) or isinstance(mine, bool):
+                if isinstance(value, bool) and isinstance(mine, bool) and value != mine:
+                    return True
+            elif not (value & mine):  # type: ignore[operator]
+                return True
+    return False
+
+
 def _constant_text(value: cst.BaseExpression) -> Optional[str]:
     if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)):
         return value.value

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu, parameter_names, positional_args, string_value)
-from ..analysis.syntax import equality_test, exclusive_arms, walk_ast
+from ..analysis.syntax import equality_test, exclusive_arms, flag_test, tests_exclude, walk_ast
 from ..analysis.kinds import MODULE
 from ..analysis.project import DEVICE_WORD_RE, READS_MODEL_RE
 from .base import Fix, Rule, names_read, trigger_union
@@ -96,7 +96,9 @@ class WrapBeforeMove(Rule):
     model = build(n).to(device)`: the builder returns it on the CPU). Two `if`
     statements that test one name against different constants exclude each other: a
     move under `if kind == "sharded":` does not reach a wrap under `if kind == "ddp" or
-    kind == "oss":` (nor does a rebinding there, `model = sharded`).
+    kind == "oss":` (nor does a rebinding there, `model = sharded`); so do two that test
+    one flag's truth oppositely: a wrap under `if self.parallel:` and a move under `if not
+    self.parallel:` leave the wrapped module on the CPU.
 
     CUDA guards do not silence this rule: wrapping before moving breaks on GPU
     machines, exactly where a guard such as `if torch.cuda.device_count() > 1:` is
@@ -297,13 +299,23 @@ class WrapBeforeMove(Rule):
         elif key is not None:
             wrapper = self._assigned_to(node) if built_here or from_helper else None
             scope.note("wraps waiting", list).append(_Wait(node, message, key, wrapper, report_on_move=True,
-                                                           fix=fix, arms=self.ctx.arms()))
+                                                           fix=fix, arms=self.ctx.arms(), tests=self._tests()))
 
-    def _equality_tests(self) -> List[Tuple[str, FrozenSet[str]]]:
-        """The `if` bodies around the node being visited that run for some values of one
-        name only: `if optim == OptimType.oss:` is ("optim", {"OptimType.oss"})."""
-        return [found for node, test, in_body in self.ctx.enclosing_tests()
-                if in_body and isinstance(node, cst.If) and (found := equality_test(test)) is not None]
+    def _tests(self) -> List[Tuple[str, object]]:
+        """What the `if` statements around the node being visited test of one name (for
+        `syntax.tests_exclude`): `if optim == OptimType.oss:` is ("optim", {"OptimType.oss"})
+        in its body; `if self.parallel:` is ("self.parallel", True) in its body, False in its `else`."""
+        found: List[Tuple[str, object]] = []
+        for node, test, in_body in self.ctx.enclosing_tests():
+            if not isinstance(node, cst.If):
+                continue
+            equality = equality_test(test) if in_body else None
+            flag = flag_test(test)
+            if equality is not None:
+                found.append(equality)
+            elif flag is not None:
+                found.append((flag[0], flag[1] == in_body))
+        return found
 
     def _rebound_only_elsewhere(self, key: str) -> bool:
         """Was `key`, returned by a call, bound again only on a path that excludes the wrap?"""
@@ -311,18 +323,15 @@ class WrapBeforeMove(Rule):
         if rebound is None:
             return False
         arms, tests = rebound
-        here = dict(self._equality_tests())
-        return exclusive_arms(arms, self.ctx.arms()) or any(
-            name in here and not (values & here[name]) for name, values in tests)
+        return exclusive_arms(arms, self.ctx.arms()) or tests_exclude(tests, self._tests())
 
     def _moved_only_elsewhere(self, key: str) -> bool:
-        """Was `key` moved only in `if` bodies that exclude where the wrap is, by the value of
+        """Was `key` moved only in `if` arms that exclude where the wrap is, by the value of
         one name (`if kind == "sdp": model.cuda()` then `if kind == "ddp": DDP(model)`)?"""
-        here = dict(self._equality_tests())
+        here = self._tests()
         moves = [tests for target, tests in self.ctx.function_scope().notes.get("device move tests", ())
                  if target == key]
-        return bool(moves) and all(any(name in here and not (values & here[name]) for name, values in tests)
-                                   for tests in moves)
+        return bool(moves) and all(tests_exclude(tests, here) for tests in moves)
 
     def _runs_without_cuda(self) -> bool:
         """In an arm that only runs where CUDA is certainly absent (the `else:` of
@@ -370,18 +379,22 @@ class WrapBeforeMove(Rule):
             wrapper = dotted_name(statement.targets[0].target)
         scope = self.ctx.function_scope()
         arms = self.ctx.arms()
-        # moved to a device before, on a path that does not reach the wrap
-        # (the other arm of an `if` around the wrap, or an arm of an earlier `if` that returns)
+        tests = self._tests()
+        # moved to a device before, on a path that does not reach the wrap (the other arm of
+        # an `if` around the wrap, an arm of an earlier `if` that returns, or an `if` whose
+        # test excludes the wrap's: `if not self.parallel: model.cuda()`)
         elsewhere = not moved and any(
-            target == key and (exclusive_arms(arms, where) or bool(returning - {node_id for node_id, _ in arms}))
-            for target, where, returning in scope.notes.get("device moves", ()))
+            target == key and (exclusive_arms(arms, where) or bool(returning - {node_id for node_id, _ in arms})
+                               or tests_exclude(tests, where_tests))
+            for (target, where, returning), (_, where_tests) in zip(scope.notes.get("device moves", ()),
+                                                                    scope.notes.get("device move tests", ())))
         # `return nn.DataParallel(model)` of a module handed in: the caller may move it, unless
         # this scope moves it on its other paths (judged at the end of the scope)
         gone = returned and not built_here
         scope.note("wraps waiting", list).append(
             _Wait(node, self._message(DATA_PARALLEL_NAME), key, wrapper, report_on_move=False,
-                  built_here=built_here, returned=returned and built_here, arms=arms, elsewhere=elsewhere,
-                  gone=gone, placed=moved))
+                  built_here=built_here, returned=returned and built_here, arms=arms, tests=tests,
+                  elsewhere=elsewhere, gone=gone, placed=moved))
 
     def visit_Name(self, node: cst.Name) -> None:
         self._on_use(node, node.value)
@@ -488,7 +501,7 @@ class WrapBeforeMove(Rule):
             elif key in from_call:
                 from_call.discard(key)
                 # (where: a path that excludes a later wrap still wraps what the call returned)
-                scope.note("rebound after a call", dict)[key] = (self.ctx.arms(), self._equality_tests())
+                scope.note("rebound after a call", dict)[key] = (self.ctx.arms(), self._tests())
             if built:
                 constructed.add(key)
                 handed_in.discard(key)
@@ -557,19 +570,20 @@ class WrapBeforeMove(Rule):
         scope = self.ctx.function_scope()
         to_cpu = moves_to_cpu(call)
         arms = self.ctx.arms()
+        tests = self._tests()
         on_cpu = scope.note("on the cpu", set)  # last moved to the CPU, in statement order
         if to_cpu:
             on_cpu.add(target)
         else:
             on_cpu.discard(target)
             scope.note("device moves", list).append((target, arms, _returning_arms(self.ctx)))
-            scope.note("device move tests", list).append((target, self._equality_tests()))
+            scope.note("device move tests", list).append((target, tests))
         waiting = scope.notes.get("wraps waiting")
         if not waiting:
             return
         for wait in [w for w in waiting if target in (w.module, w.wrapper)
                      or (not w.report_on_move and _inside(w.module, target))]:
-            if wait.gone or exclusive_arms(wait.arms, arms):
+            if wait.gone or exclusive_arms(wait.arms, arms) or tests_exclude(wait.tests, tests):
                 # a path that does not go through the wrap: this scope places the module itself
                 if not to_cpu and _left_behind(wait, target):
                     waiting.remove(wait)  # (and DDP's path forgot to)
@@ -715,6 +729,7 @@ class _Wait:
     # to move it, and this path forgot); whether a move on the wrap's path came in time;
     # whether the wrapper left the scope by a `return` (any later move is on another path)
     arms: Tuple[Tuple[int, bool], ...] = ()
+    tests: Sequence[Tuple[str, object]] = ()  # `_tests()` at the wrap
     elsewhere: bool = False
     placed: bool = False
     gone: bool = False
