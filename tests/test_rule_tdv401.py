@@ -779,3 +779,36 @@ FLAG_CASES = {
 @pytest.mark.parametrize("code, expected", FLAG_CASES.values(), ids=list(FLAG_CASES))
 def test_flags_of_opposite_truth_exclude(code, expected):
     assert [(line, col) for line, col, _ in tdv401(code)] == expected
+
+
+# lobster's script (a measured row): `model, tokenizer = load_model(name)`, a function of the file
+# that builds the model with `from_pretrained` and moves nothing, then DDP with device_ids.
+UNPACKED_BUILDER = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    def load_model(name, max_length=512):
+        model = AutoModelForCausalLM.from_pretrained(name)
+        tokenizer = AutoTokenizer.from_pretrained(name)
+        tokenizer.max_length = max_length
+        model = model.eval()
+        return model, tokenizer
+    def main(args, rank):
+        model, tokenizer = load_model(args.name)
+        return DistributedDataParallel(model, device_ids=[rank])
+"""
+
+
+def test_module_unpacked_from_a_builder_that_moves_nothing():
+    assert [(line, col) for line, col, _ in tdv401(UNPACKED_BUILDER)] == [(13, 11)]
+
+
+@pytest.mark.parametrize("change", [
+    ("        return model, tokenizer\n", "        return model.to(0), tokenizer\n"),
+    ("    def load_model(name, max_length=512):\n", "    def load_model(name, device, max_length=512):\n"),
+    ("        model, tokenizer = load_model(args.name)\n",
+     "        model, tokenizer = load_model(args.name)\n        model.to(rank)\n"),
+    ("load_model(args.name)", "load_model(args.name, device_map=rank)"),
+], ids=["builder moves it", "builder told a device", "moved before the wrap", "keywords may carry a device"])
+def test_module_unpacked_from_a_builder_not_reported(change):
+    assert tdv401(UNPACKED_BUILDER.replace(*change)) == []

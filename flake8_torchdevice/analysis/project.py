@@ -303,6 +303,8 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
             and not any(DEVICE_WORD_RE.search(name) for name in params) \
             and not any(_is_move(value) or _is_move(_chain_root(value))
                         for bound in assignments.values() for _, value in bound) \
+            and not any(_is_move(_chain_root(element)) for value in returned if isinstance(value, ast.Tuple)
+                        for element in value.elts) \
             and not any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
                         and (ast_dotted_name(node.value.func) or "").split(".")[0] not in _QUIET_CALLS
                         for node in _own_statements(function)):

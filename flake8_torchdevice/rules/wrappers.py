@@ -49,8 +49,10 @@ class WrapBeforeMove(Rule):
       (`model = Net(...)`, `DDP(Net(), ...)`, `self.m` in `__init__`) or a library's
       model builder that moves nothing (`torchvision.models.resnet50(...)`,
       `timm.create_model(name)`, a transformers or diffusers model's
-      `from_pretrained(path)`, unless keywords may carry a device: `device_map=`) and not moved
-      first, or when this scope moves `m` only after the wrap. A module a helper
+      `from_pretrained(path)`, unless keywords may carry a device: `device_map=`), or by a
+      function of the project that moves nothing and is told no device (also unpacked:
+      `model, tokenizer = load_model(name)`), and not moved
+      first, or when this scope moves `m` only after the wrap. A module another helper
       returned (`model = build_detector(cfg)`) may be moved already; it is reported
       when the wrapper is moved right after (`DDP(model).cuda()`, or `ddp = DDP(model)`
       then `ddp.to(device)`), which says it was not. A module moved to the CPU just
@@ -482,6 +484,14 @@ class WrapBeforeMove(Rule):
         for target in targets:
             key = dotted_name(target)
             if key is None:
+                if built and isinstance(target, (cst.Tuple, cst.List)):
+                    # `model, tokenizer = load_model(name)`: a function of the project that moves
+                    # nothing (or a class) made what it returns on the CPU
+                    for element in filter(None, (dotted_name(e.value) for e in target.elements)):
+                        constructed.add(element)
+                        handed_in.discard(element)
+                        from_call.discard(element)
+                        on_cpu.discard(element)
                 continue
             if not moves_to_cpu(value):
                 on_cpu.discard(key)  # a new module, or this one moved (`model = model.cuda()`)
