@@ -2607,3 +2607,70 @@ class QNet(nn.Module):
             sp = sp.cuda()
         return sp
 """) == []
+
+
+# What the sixteenth round taught (held-out set 18, read after it was measured).
+def test_a_buffer_registered_through_the_classs_own_helper():
+    # a particle-beam module registers its state with its own `register_buffer_or_parameter`
+    # helper; a method that adds a CPU tensor to that state mixes devices once the beam moves
+    code = """import torch
+import torch.nn as nn
+class Beam(nn.Module):
+    def __init__(self, particles):
+        super().__init__()
+        self.register_buffer_or_parameter("particles", particles)
+
+    def register_buffer_or_parameter(self, name, value):
+        if isinstance(value, nn.Parameter):
+            self.register_parameter(name, value)
+        else:
+            self.register_buffer(name, value)
+
+    def energies(self):
+        return torch.ones(self.particles.shape[:-1]) + self.particles[..., 5]
+"""
+    assert tdv201(code) == [(15, 15, "TDV201")]
+    # the same sum over a plain attribute that nothing registers: where it lives is unknown
+    assert tdv201(code.replace('self.register_buffer_or_parameter("particles", particles)',
+                               "self.particles = particles")) == []
+
+
+def test_random_draws_of_a_size_are_arrays_not_numbers():
+    # a speaker model's mix-up weights: `torch.tensor(stats.beta.rvs(..., size=n))` holds n
+    # numbers, a CPU tensor that meets the model's features
+    code = """import torch
+import torch.nn as nn
+import numpy as np
+from scipy import stats
+class Mixer(nn.Module):
+    def forward(self, x):
+        return self.mix(self.fc(x))
+
+    def mix(self, x):
+        clean, noisy = x.reshape(2, -1, x.shape[1])
+        lam = torch.tensor(stats.beta.rvs(1, 1, size=clean.shape[0])).unsqueeze(-1)
+        return clean * lam + noisy * (1 - lam)
+"""
+    assert tdv201(code) == [(11, 14, "TDV201")]
+    assert tdv201(code.replace("stats.beta.rvs(1, 1, size=clean.shape[0])",
+                               "np.random.beta(1, 1, size=clean.shape[0])")) == [(11, 14, "TDV201")]
+    # one draw is a number: a 0-dim tensor mixes with any device
+    assert tdv201(code.replace("torch.tensor(stats.beta.rvs(1, 1, size=clean.shape[0])).unsqueeze(-1)",
+                               "torch.tensor(np.random.beta(1, 1))")) == []
+
+
+def test_a_view_to_a_size_shows_a_tensor():
+    # a batch object's `seq_lens`, viewed as a column (`.view(-1, 1)`: NumPy's `view` takes a
+    # dtype), compared with a CPU range to mask the padded steps
+    code = """import torch
+class BatchNormWithLens(torch.nn.Module):
+    def forward(self, batch):
+        x = batch.payload
+        seq_lens = batch.seq_lens
+        B, T = x.size()
+        mask = torch.arange(T).view(1, -1).repeat(B, 1) < seq_lens.view(-1, 1)
+        return x[mask]
+"""
+    assert tdv201(code) == [(7, 15, "TDV201")]
+    # without `.view(...)` a `*_lens` attribute may be a list of numbers
+    assert tdv201(code.replace("seq_lens.view(-1, 1)", "seq_lens")) == []

@@ -1014,3 +1014,43 @@ class GANLoss(nn.Module):
         return F.mse_loss(input, self.get_target_tensor(input))
 """
     assert tdv202(code) == []
+
+
+# What the sixteenth round taught (held-out set 18, read after it was measured).
+def test_a_table_padded_with_new_zeros_of_itself_is_made_for_the_module():
+    # a sinusoid position table, padded for an odd size with `signal.new_zeros(...)`, then
+    # read by `F.embedding(inputs, self.signal, **kwargs)`, which cannot move it
+    code = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Sinusoids(nn.Module):
+    def __init__(self, n, dim):
+        super().__init__()
+        positions = torch.arange(n, dtype=torch.float)
+        signal = torch.cat([torch.sin(positions), torch.cos(positions)], dim=0)
+        if dim % 2 == 1:
+            signal = torch.cat([signal, signal.new_zeros(1)], dim=0)
+        self.signal = signal.reshape(n, dim)
+
+    def forward(self, inputs, **kwargs):
+        return F.embedding(inputs, self.signal, **kwargs)
+"""
+    assert tdv202(code) == [(11, 8, "TDV202")]
+    # a call that may be told a device through `**kwargs` follows the inputs
+    assert tdv202(code.replace("F.embedding(inputs, self.signal, **kwargs)",
+                               "torch.as_tensor(self.signal, **kwargs)[inputs]")) == []
+
+
+def test_a_slice_of_a_scipy_matrix_is_a_table():
+    code = """import torch
+import torch.nn as nn
+from scipy.linalg import hadamard
+class HadamardCode(nn.Module):
+    def __init__(self, n_classes, code_length):
+        super().__init__()
+        self.labels = torch.tensor(hadamard(code_length)[:n_classes], dtype=torch.float32).T
+
+    def forward(self, x):
+        return x @ self.labels
+"""
+    assert tdv202(code) == [(7, 8, "TDV202")]

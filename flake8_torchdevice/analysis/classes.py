@@ -64,6 +64,8 @@ def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:
         return False
     return INIT_TIME_NAME_RE.search(name) is not None
 # Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
+# A method of the class's own that registers a buffer or parameter under the name it is given
+_REGISTERING_HELPER_RE = re.compile(r"_*register_\w*(?:buffer|param)\w*")
 _SETUP_NAME_RE = re.compile(_INIT_WORD + r"|reset|repr", re.I)
 # Methods that read attributes to save, load or show them, not to compute with the input.
 # A whole word of the name (`save_weights`, `load_state_dict`, `__repr__`, `saveModel`), so
@@ -480,8 +482,10 @@ class ClassFacts:
                 call = self.ctx.parent(depth + 1)
                 if not isinstance(call, cst.Call):
                     return False
-                if keyword(call, "device") is not None or has_star_kwargs(call) \
-                        or last_identifier(call.func) in ("new_tensor", "type_as", "to"):
+                if keyword(call, "device") is not None or last_identifier(call.func) in ("new_tensor", "type_as", "to"):
+                    return True
+                # `torch.as_tensor(self.x, **kw)` may be told a device; `F.embedding(i, self.x, **kw)` is not
+                if has_star_kwargs(call) and not (self.ctx.resolve(call.func) or "").startswith("torch.nn.functional."):
                     return True
                 if call.args[0] is parent and (self.ctx.resolve(call.func) or "").count(".") == 1 \
                         and (self.ctx.resolve(call.func) or "").startswith("torch."):
@@ -518,16 +522,28 @@ class ClassFacts:
         if called is None:
             return
         method[0].called_attributes.add(called)
-        registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters}.get(
-            func.attr.value)
+        attribute = func.attr.value
+        registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters}.get(attribute)
+        if registry is None and _REGISTERING_HELPER_RE.fullmatch(attribute):
+            # the class's own helper (`self.register_buffer_or_parameter("particles", t)`): it
+            # registers what it is given, a buffer or a parameter, moved with the module either way
+            registry = method[0].buffers
         if registry is None or not node.args:
             return
         name = string_value(node.args[0].value)
         if name is None:
-            if not self._named_by_loaded_data(node.args[0].value):
+            if not (self._named_by_loaded_data(node.args[0].value) or self._named_by_caller(node.args[0].value)):
                 method[0].registers_computed_names = True
         else:
             registry.add(name)
+
+    def _named_by_caller(self, value: cst.BaseExpression) -> bool:
+        """`self.register_buffer(name, t)` in a registering helper (`def register_buffer_or_parameter(self,
+        name, value)`) with its own parameter: the names are its callers', which the class spells out."""
+        function = self.ctx.current_function
+        return isinstance(value, cst.Name) and function is not None \
+            and _REGISTERING_HELPER_RE.fullmatch(function.name.value) is not None \
+            and value.value in {param.name.value for param in (*function.params.posonly_params, *function.params.params)}
 
     def _named_by_loaded_data(self, value: cst.BaseExpression) -> bool:
         """The key of a loop over a dict the method was handed or loaded (`for name, t in

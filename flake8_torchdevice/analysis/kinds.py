@@ -95,6 +95,12 @@ def _takes_dim(call: cst.Call) -> bool:
     return any(arg.keyword is not None and arg.keyword.value in _TENSOR_METHOD_KEYWORDS for arg in call.args)
 
 
+def _views_a_size(call: cst.Call) -> bool:
+    """`lens.view(-1, 1)`: a tensor's `view` (NumPy's takes a dtype, never a size)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "view" \
+        and any(arg.keyword is None and number_value(arg.value) is not None for arg in call.args)
+
+
 # Methods that arrays and tensors share, returning another one (no module, list, dict or
 # batch object has them).
 _ARRAY_METHODS = frozenset({"repeat", "reshape", "transpose", "flatten", "squeeze", "swapaxes", "cumsum",
@@ -443,7 +449,8 @@ class ValueKinds:
                 return None if method in NOT_TENSOR_METHODS else TENSOR
             if receiver == MODULE:
                 return MODULE if method in MODULE_METHODS else None
-            if method not in NOT_TENSOR_METHODS and (method in TENSOR_ONLY_METHODS or self._value_method(call) or (
+            if method not in NOT_TENSOR_METHODS and (method in TENSOR_ONLY_METHODS or self._value_method(call)
+                                                     or _views_a_size(call) or (
                     _takes_dim(call) and not isinstance(call.func.value, (cst.Name, cst.Attribute)))):
                 return TENSOR  # `(x ** 2).cumsum(dim=1)`: numpy says axis=
             return self._project_call_kind(call)  # `self._make_mask(n)`, `models.Net()`
@@ -629,7 +636,10 @@ class ValueKinds:
         if not isinstance(call.func, cst.Attribute):
             return False
         method, receiver = call.func.attr.value, call.func.value
-        if method in NOT_TENSOR_METHODS or method.startswith("new_"):
+        if method.startswith("new_"):
+            # `signal.new_zeros(n, 1)`: on the device of a tensor made here, so made here too
+            return any_device and method not in NOT_TENSOR_METHODS and self.is_fixed_tensor(receiver, True)
+        if method in NOT_TENSOR_METHODS:
             return False
         if any_device:
             if method in ("to", "cuda", "clone", "detach") and self._in_construction() \
@@ -703,6 +713,9 @@ class ValueKinds:
         if factory == "tensor" and isinstance(value, cst.Name):
             # torch.tensor(values): a Python list, unless we know it is a number or a tensor
             return self.kind_of(value) in (NUMBER, TENSOR) or value.value in maybe_tensors
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Call) and keeps_dimensions(value) \
+                and self._returns_array(value.value):
+            return False  # `torch.tensor(hadamard(n)[:k])`: a slice of an array
         if factory == "tensor" and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
                 and keeps_dimensions(value):
             # torch.tensor(logits[None, :, :]): a slice of an array is an array, never a number
@@ -736,6 +749,12 @@ class ValueKinds:
         module, _, last = qualified.rpartition(".")
         if module in ("numpy", "numpy.linalg"):
             return last in ARRAY_CALLS
+        if module == "scipy.linalg" and last not in ("det", "norm"):
+            return True  # `scipy.linalg.hadamard(n)`, `expm(a)`: matrices
+        if module.startswith(("numpy.random", "scipy.")) and (
+                keyword(call, "size") is not None  # `stats.beta.rvs(1, 1, size=n)`: n draws
+                or (last in ("rand", "randn", "permutation") and call.args)):
+            return True
         return self.ctx.project_says(call.func, "returns") == ARRAY
 
     # ------------------------------------------------------------ the walk
