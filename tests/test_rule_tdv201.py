@@ -2674,3 +2674,127 @@ class BatchNormWithLens(torch.nn.Module):
     assert tdv201(code) == [(7, 15, "TDV201")]
     # without `.view(...)` a `*_lens` attribute may be a list of numbers
     assert tdv201(code.replace("seq_lens.view(-1, 1)", "seq_lens")) == []
+
+
+def test_a_schedulers_call_on_tensor_arguments_is_a_helper():
+    # a diffusion scheduler (a plain class) steps the model's latents in `__call__(self, x:
+    # Tensor, noise: Tensor, step)`: fresh noise must be made where x is
+    code = """import torch
+from torch import Tensor
+class EulerScheduler:
+    def __call__(self, x: Tensor, noise: Tensor, step: int) -> Tensor:
+        alt_noise = torch.randn(noise.shape)
+        return x + alt_noise * self.sigmas[step]
+"""
+    assert tdv201(code) == [(5, 20, "TDV201")]
+    # a transform's `__call__` in a data-pipeline file or folder works on the CPU by design
+    assert lint_source(code, "project/transforms.py", Options(enabled=ONLY)) == []
+    assert lint_source(code, "monai/transforms/spatial/array.py", Options(enabled=ONLY)) == []
+    # ... and so does one of a class whose base in the file is a transform
+    assert tdv201(code.replace("class EulerScheduler:", "class Resample(InvertibleTransform):\n    pass\n"
+                               "class EulerScheduler(Resample):")) == []
+    # nor is an unannotated `__call__` (a transform of images) a helper
+    assert tdv201(code.replace("x: Tensor, noise: Tensor, step: int", "x, noise, step")) == []
+
+
+def test_a_builder_named_method_of_a_class_without_init_runs_per_input():
+    # pytorch_radon's filters: the base module's forward calls `self.create_filter(ramp)`,
+    # which a subclass overrides; no `__init__` anywhere builds with it
+    code = """import torch
+from torch import nn
+class AbstractFilter(nn.Module):
+    def forward(self, x):
+        ramp = self.ramp(x.shape[2]).to(x.device)
+        return x * self.create_filter(ramp)
+
+class HannFilter(AbstractFilter):
+    def create_filter(self, fourier_ramp):
+        n = torch.arange(0, fourier_ramp.shape[0])
+        return fourier_ramp * (0.5 - 0.5 * n.cos())
+"""
+    assert tdv201(code) == [(10, 12, "TDV201")]
+    # a base from another file may call it from its `__init__`: unknown, not reported
+    assert tdv201(code.replace("class AbstractFilter(nn.Module):", "class AbstractFilter(BaseFilter):")) == []
+
+
+def test_the_else_of_an_if_whose_body_rebinds_an_input_reads_the_input():
+    code = """import torch
+def int2onehot(idx, num_classes, floor=0.):
+    value = 1. - floor * (num_classes - 1)
+    if not torch.is_tensor(idx):
+        onehot = torch.full((1, num_classes), floor)
+        idx = torch.LongTensor([idx])
+        onehot = onehot.scatter_(1, idx.unsqueeze(0), value)
+    else:
+        onehot = torch.full((idx.size(0), num_classes), floor)
+        onehot = onehot.scatter_(1, idx.long().unsqueeze(1), value)
+    return onehot
+"""
+    assert tdv201(code) == [(9, 17, "TDV201")]
+    assert tdv201(code.replace("    else:\n", "    elif idx.dim() == 1:\n")) == [(9, 17, "TDV201")]
+
+
+def test_an_old_torch_tensor_import_annotates_a_tensor():
+    code = """import torch
+from torch.tensor import Tensor
+class OrthogonalRegularizer:
+    @staticmethod
+    def get_orthogonality(param: Tensor) -> Tensor:
+        flat = param.view(param.shape[0], -1)
+        sym = torch.mm(flat, torch.t(flat))
+        sym -= torch.eye(flat.shape[0])
+        return sym.abs().sum()
+"""
+    assert tdv201(code) == [(8, 15, "TDV201")]
+    assert tdv201(code.replace("param: Tensor", "param")) == []
+
+
+def test_a_loss_module_of_a_trainer_compares_a_network_output_with_a_new_target():
+    # a pix2pix trainer (a plain class): the target made on the CPU meets the discriminator's
+    # output, computed on the device from the batch it was given
+    code = """import torch
+import torch.nn as nn
+class Pix2Pix:
+    def __init__(self, generator, discriminator):
+        self.gen = generator
+        self.patch_gan = discriminator
+        self.adversarial_criterion = nn.BCEWithLogitsLoss()
+
+    def gen_step(self, real_images, conditioned_images):
+        fake_images = self.gen(conditioned_images)
+        disc_logits = self.patch_gan(fake_images, conditioned_images)
+        return self.adversarial_criterion(disc_logits, torch.full(disc_logits.size(), 1.0))
+"""
+    assert tdv201(code) == [(12, 55, "TDV201")]
+    # a value the trainer did not compute with its networks may be anywhere
+    assert tdv201(code.replace("self.adversarial_criterion(disc_logits,", "self.adversarial_criterion(real_images,")) \
+        == []
+
+
+def test_filling_a_buffer_registered_empty_is_its_initialisation():
+    # schnetpack's md System registers its state as uninitialized buffers and fills them when
+    # it loads molecules, before the simulator moves it; bindsnet's `reset_` re-creates buffers
+    # that were moved already (reported, see the reset tests)
+    code = """import torch
+import torch.nn as nn
+class System(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("positions", None)
+        self.register_buffer("masses", nn.parameter.UninitializedBuffer())
+        self.register_uninitialized_buffer("momenta")
+
+    def register_uninitialized_buffer(self, name, dtype=None):
+        self.register_buffer(name, nn.parameter.UninitializedBuffer(dtype=dtype))
+
+    def load_molecules(self, molecules, n_replicas):
+        n = sum(m.n_atoms for m in molecules)
+        self.positions = torch.zeros(n_replicas, n, 3)
+        self.masses = torch.ones(1, n, 1)
+        self.momenta = torch.zeros(n_replicas, n, 3)
+"""
+    assert tdv201(code) == []
+    assert lint(code, enabled=frozenset({"TDV202"})) == []
+    # a buffer registered with a value was moved with the module: replacing it later is the bug
+    assert tdv201(code.replace('self.register_buffer("positions", None)',
+                               'self.register_buffer("positions", torch.zeros(1, 1, 3))')) == [(15, 25, "TDV201")]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .scopes import Scope
 
 # Third-party base classes that are `nn.Module` subclasses, recognised by name.
+_TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
 # Constructors whose value `nn.Module.__setattr__` registers (a parameter or a buffer).
 REGISTERING_CONSTRUCTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
@@ -63,9 +64,9 @@ def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:
     if STATE_MAKER_RE.match(name):
         return False
     return INIT_TIME_NAME_RE.search(name) is not None
-# Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
 # A method of the class's own that registers a buffer or parameter under the name it is given
 _REGISTERING_HELPER_RE = re.compile(r"_*register_\w*(?:buffer|param)\w*")
+# Init-time names that never run per input (`init_weights(self, pretrained)` runs once, from outside).
 _SETUP_NAME_RE = re.compile(_INIT_WORD + r"|reset|repr", re.I)
 # Methods that read attributes to save, load or show them, not to compute with the input.
 # A whole word of the name (`save_weights`, `load_state_dict`, `__repr__`, `saveModel`), so
@@ -143,11 +144,13 @@ class ClassInfo:
     node: cst.ClassDef
     is_module: bool
     bases: List["ClassInfo"] = field(default_factory=list)  # base classes defined earlier in the file
+    bases_known: bool = False  # no base comes from elsewhere (other than `nn.Module`)
     methods: Dict[str, cst.FunctionDef] = field(default_factory=dict)
     assignments: List[AttributeAssignment] = field(default_factory=list)
     buffers: Set[str] = field(default_factory=set)  # register_buffer("x", ...), self._buffers["x"] = ...
     parameters: Set[str] = field(default_factory=set)  # register_parameter, self.x = nn.Parameter(...)
     registers_computed_names: bool = False  # register_buffer(name, ...) with a name we cannot read
+    placeholders: Set[str] = field(default_factory=set)  # buffers registered empty, to be filled later
     called_attributes: Set[str] = field(default_factory=set)  # `self.<name>(...)`: methods, sub-modules
     # method -> the self.<name> it mentions (`self._build()`, `self.apply(self._init_weights)`)
     references: Dict[str, Set[str]] = field(default_factory=dict)
@@ -221,7 +224,10 @@ class ClassInfo:
         `build_H_dyn(self, motion)`) and that `__init__`, walked before it, does not call: it
         runs per input, as `construction_only_methods` concludes once the class is walked
         (not `init_*`/`reset_*`, which run once, from outside)."""
-        return "__init__" in self.methods and not _SETUP_NAME_RE.search(name) \
+        # (a class with no `__init__` whose bases are all read here: nothing builds with it)
+        initialised = "__init__" in self.methods or (
+            self.bases_known and not any("__init__" in info.methods for info in self.lineage()))
+        return initialised and not _SETUP_NAME_RE.search(name) \
             and len(function.params.params) > 1 and name not in self.called_from_init()
 
     def called_from_init(self) -> Set[str]:
@@ -261,6 +267,10 @@ class ClassInfo:
                 for r in values)
 
         return returns(method)
+
+    def is_placeholder(self, name: str) -> bool:
+        """A buffer registered empty (`None`, `UninitializedBuffer`), for a later method to fill."""
+        return any(name in info.placeholders for info in self.lineage())
 
     def is_registered(self, name: str) -> bool:
         """`nn.Module.__setattr__` treats `self.<name> = t` as a buffer update. Not so for
@@ -364,6 +374,10 @@ class ClassFacts:
         info = ClassInfo(node, is_module)
         info.bases = [self.by_name[name] for name in (dotted_name(b.value) for b in node.bases if b.keyword is None)
                       if name in self.by_name]
+        # every base is read here: defined earlier in the file, or torch's own `nn.Module`
+        info.bases_known = all(
+            (dotted_name(b.value) in self.by_name and self.by_name[dotted_name(b.value)].bases_known)  # type: ignore[index]
+            or self.ctx.resolve(b.value) in _TORCH_MODULE for b in node.bases if b.keyword is None)
         self.by_name[info.name] = info
         return info
 
@@ -536,6 +550,13 @@ class ClassFacts:
                 method[0].registers_computed_names = True
         else:
             registry.add(name)
+            value = node.args[1].value if len(node.args) > 1 else None
+            if "uninit" in attribute.lower() or (value is not None and (
+                    (isinstance(value, cst.Name) and value.value == "None")
+                    or (isinstance(value, cst.Call) and "Uninitialized" in (last_identifier(value.func) or "")))):
+                # a placeholder (`register_buffer("pos", None)`, `UninitializedBuffer()`, schnetpack's
+                # `register_uninitialized_buffer("positions")`), filled later, before the module moves
+                method[0].placeholders.add(name)
 
     def _named_by_caller(self, value: cst.BaseExpression) -> bool:
         """`self.register_buffer(name, t)` in a registering helper (`def register_buffer_or_parameter(self,

@@ -90,6 +90,15 @@ LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfT
 _TENSOR_METHOD_KEYWORDS = frozenset({"dim", "keepdim"})
 
 
+# torch.nn layers whose output is not one tensor: recurrent layers and attention give tuples,
+# containers whatever their last layer gives
+_NOT_ONE_TENSOR_LAYERS = frozenset({"RNN", "LSTM", "GRU", "RNNBase", "MultiheadAttention", "Transformer",
+                                    "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+                                    "TransformerDecoderLayer", "Sequential", "ModuleList", "ModuleDict",
+                                    "ParameterList", "ParameterDict", "Parameter", "Buffer", "Module",
+                                    "DataParallel", "DistributedDataParallel", "AdaptiveLogSoftmaxWithLoss"})
+
+
 def _takes_dim(call: cst.Call) -> bool:
     """`x.cumsum(dim=1)`, `x.sum(-1, keepdim=True)`: a method called as only a tensor's is."""
     return any(arg.keyword is not None and arg.keyword.value in _TENSOR_METHOD_KEYWORDS for arg in call.args)
@@ -267,6 +276,8 @@ class ValueKinds:
         self.ctx = analyzer
         # (class, attribute) -> the kinds `self.<attribute> = ...` in the class's `__init__` assigned
         self.attributes: Dict[Tuple[str, str], List[Optional[str]]] = {}
+        # (class, attribute) -> is every `__init__` assignment a torch layer that outputs one tensor
+        self.tensor_layers: Dict[Tuple[str, str], bool] = {}
         self._run_time = False  # `is_fixed_at_run_time`: no method counts as construction time
         self._narrowing = 0  # enclosing `if` tests that may narrow a name to a tensor
 
@@ -426,6 +437,9 @@ class ValueKinds:
     def _call_kind(self, call: cst.Call) -> Optional[str]:
         if self._is_dynamic_torch_function(call):
             return TENSOR
+        attribute = self.self_attribute(call.func)
+        if attribute is not None and self.tensor_layers.get(attribute):
+            return TENSOR  # `self.fc(x)` of `self.fc = nn.Linear(3, 4)`
         qualified = self.ctx.resolve(call.func)
         if qualified is not None:
             if qualified == "torch.device":
@@ -844,6 +858,13 @@ class ValueKinds:
             facts.were_tensors.setdefault(target.value, set()).add(facts.bindings.get(target.value, 0))
         # (asked before the binding: `pbar = tqdm(pbar)` wraps what `pbar` held)
         enumerated = isinstance(target, cst.Name) and self._enumerates_a_loader(value)
+        attribute = self.self_attribute(target)
+        function = self.ctx.current_function
+        if attribute is not None and function is not None and function.name.value == "__init__":
+            # `self.fc = nn.Linear(3, 4)`: a layer of torch whose output is one tensor
+            layer = torch_nn_class(self.ctx.resolve(value.func) or "") if isinstance(value, cst.Call) else None
+            self.tensor_layers[attribute] = self.tensor_layers.get(attribute, True) and layer is not None \
+                and layer not in _NOT_ONE_TENSOR_LAYERS and keyword(value, "return_indices") is None
         self.bind(target, kind, fixed, made)
         if enumerated:
             self.facts().enumerated.add(target.value)  # type: ignore[attr-defined]
@@ -986,6 +1007,9 @@ class ValueKinds:
             self.facts().batches.add(target.value)
 
     def _holds_tensors(self, iterable: cst.CSTNode) -> bool:
+        if isinstance(iterable, (cst.Name, cst.Call)) and self.kind_of(iterable) == TENSOR:
+            # `for batch in torch.split(x, n):` (the pieces), `for row in t:` (its rows)
+            return True
         if isinstance(iterable, (cst.Tuple, cst.List)):
             return bool(iterable.elements) and all(
                 not isinstance(e, cst.StarredElement) and self.kind_of(e.value) == TENSOR for e in iterable.elements)
@@ -1179,9 +1203,11 @@ def container_annotation_kind(function: cst.FunctionDef, name: str, resolve) -> 
 
 
 def is_tensor_type(annotation: cst.CSTNode, resolve) -> bool:
-    """`torch.Tensor`, `torch.FloatTensor`, however imported."""
+    """`torch.Tensor`, `torch.FloatTensor`, however imported (old code's `from torch.tensor
+    import Tensor` too)."""
     head, _, last = (resolve(annotation) or "").rpartition(".")
-    return head == "torch" and last in LEGACY_TENSOR_TYPES
+    return (head == "torch" and last in LEGACY_TENSOR_TYPES) or (head in ("torch.tensor", "torch._tensor")
+                                                                 and last == "Tensor")
 
 
 _PYTHON_DATA_TYPES = frozenset({"int", "float", "bool", "str", "list", "tuple", "List", "Tuple", "Sequence",
@@ -1219,10 +1245,9 @@ def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[s
                 and isinstance(annotation.slice[0].slice, cst.Index) \
                 and is_tensor_type(annotation.slice[0].slice.value, resolve):
             return TENSOR  # jaxtyping's `Float[Tensor, "b n"]`, `Long[torch.LongTensor, "n"]`
-        qualified = resolve(annotation) or ""
-        head, _, last = qualified.rpartition(".")
-        if head == "torch" and last in LEGACY_TENSOR_TYPES:
+        if is_tensor_type(annotation, resolve):
             return TENSOR
+        qualified = resolve(annotation) or ""
         if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
             return MODULE
     return None

@@ -99,6 +99,9 @@ _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|da
                                r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
 # Files of a data pipeline (`naflex_transforms.py`, `datasets/coco.py`, `collate.py`): their
 # plain functions work on the CPU by design.
+# Classes named like a transform of a sample (detr's `Normalize`, `RandomCrop`, `ToTensor`).
+_TRANSFORM_CLASS_RE = re.compile(r"normali[sz]|resiz|crop|flip|rotat|jitter|compos|blur|^pad|eras|to_?tensor"
+                                 r"|^random|transform|augment", re.I)
 _DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
 
 
@@ -161,6 +164,8 @@ class FunctionOrigins:
     set_aside: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
     # id(If) -> inputs bound to something else in its arms -> (None, (), those arms)
     inputs_set_aside: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
+    # id(If) -> CPU tensors its body made, kept out of its `else` -> (entry, where bound)
+    body_tensors: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
     copies_input_to_host: bool = False
     # a helper that moves some of its parameters itself (`x = x.float().to(self.device)`):
     # its inputs arrive on the CPU, and those it does not move stay there
@@ -233,6 +238,31 @@ class TensorOrigins:
         else:
             held[name] = (entry, bound_at, {arm[1]})
 
+    def visit_Else(self, node: cst.Else) -> None:
+        self._enter_other_arm(self.ctx.parent())
+
+    def visit_If(self, node: cst.If) -> None:
+        branch = self.ctx.parent()
+        if isinstance(branch, cst.If) and branch.orelse is node:
+            self._enter_other_arm(branch)  # an `elif`
+
+    def _enter_other_arm(self, branch: Optional[cst.CSTNode]) -> None:
+        """The `else` (or `elif`) of an `if` whose body bound an input to something else (`if
+        not torch.is_tensor(idx): idx = torch.LongTensor([idx])`): here it is the caller's again."""
+        if not isinstance(branch, cst.If):
+            return
+        frame = self.current
+        held = frame.inputs_set_aside.get(id(branch), {})
+        back = {name for name, (_, _, arms) in held.items() if arms == {True}}
+        if back:
+            frame.inputs = frame.inputs | back
+        # a CPU tensor the body made (`idx = torch.LongTensor([idx])`) is not what the `else`
+        # reads; set aside until the `if` ends, where the body's way through still holds it
+        for name in [n for n, arms in frame.new_tensor_arms.items()
+                     if n in frame.new_tensors and (id(branch), True) in arms]:
+            frame.body_tensors.setdefault(id(branch), {})[name] = (frame.new_tensors.pop(name),
+                                                                  frame.new_tensor_arms[name])
+
     def leave_If(self, node: cst.If) -> None:
         """After the `if`: a tensor set aside in its arms is back, and so is an input bound
         to something else there, unless every way through bound the name again (the
@@ -243,6 +273,10 @@ class TensorOrigins:
                 continue
             frame.new_tensors[name] = entry
             frame.new_tensor_arms[name] = bound_at
+        for name, (entry, bound_at) in frame.body_tensors.pop(id(node), {}).items():
+            if name not in frame.new_tensors:
+                frame.new_tensors[name] = entry
+                frame.new_tensor_arms[name] = bound_at
         for name, (_, _, arms) in frame.inputs_set_aside.pop(id(node), {}).items():
             if not (isinstance(node.orelse, cst.Else) and arms == {True, False}):
                 frame.inputs = frame.inputs | {name}  # `if not isinstance(other, Tensor): other = ...`
@@ -362,12 +396,17 @@ class TensorOrigins:
         # A module's static method (`VAE._reparam(mu, logvar)`, called from forward) is a
         # plain function kept in the class; its class methods build it (`from_config(cls, c)`).
         # Other classes' static and class methods too (liegroups' `SE2.left_jacobian(cls, xi)`).
+        pipeline_file = getattr(self.ctx, "data_pipeline_module", False)
         plain = info is None or (info.is_module and "staticmethod" in decorator_names(node)) or (
             not info.is_module
             and not (name.startswith("__") and name.endswith("__") and name != "__init__"
                      and name.strip("_").lstrip("ri") not in _ARITHMETIC
-                     # (not a transform: GradCam's `__call__` runs the model and backpropagates)
-                     and not (name == "__call__" and _backpropagates(node)))
+                     # (not a transform: GradCam's `__call__` runs the model and backpropagates,
+                     # a diffusion scheduler's `__call__(self, x: Tensor, noise: Tensor, step)` steps
+                     # the model's latents)
+                     and not (name == "__call__" and (_backpropagates(node) or (
+                         any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
+                         and not self._in_a_pipeline(info)))))
             and not _DATA_PIPELINE_RE.search(info.node.name.value)
             and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
         # (a method named like a builder runs while its object is built; a plain function so
@@ -379,8 +418,16 @@ class TensorOrigins:
             (info is not None and info.is_module)
             or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
                     or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
-        pipeline = info is None and getattr(self.ctx, "data_pipeline_module", False)  # `patchify_image`
+        pipeline = info is None and pipeline_file  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
+
+    def _in_a_pipeline(self, info: Any) -> bool:
+        """A class of a data pipeline by its file, its folders (`monai/transforms/spatial/
+        array.py`) or its bases in the file (`SpatialResample(InvertibleTransform)`)."""
+        path = getattr(self.ctx, "filename", None) or ""
+        return any(_DATA_PIPELINE_FILE_RE.search(part) for part in re.split(r"[\\/]", path)) \
+            or _TRANSFORM_CLASS_RE.search(info.name) is not None or any(
+                _DATA_PIPELINE_RE.search(dotted_name(base.value) or "") for cls in info.lineage() for base in cls.node.bases)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.pop()

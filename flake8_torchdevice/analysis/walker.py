@@ -157,6 +157,7 @@ class Analyzer(cst.CSTVisitor):
         self.cuda_only_module = is_cuda_only_path(filename)
         # a file of a data pipeline (`naflex_transforms.py`): its plain functions are CPU work
         self.data_pipeline_module = is_data_pipeline_path(filename)
+        self.filename = filename
         self._module_defined = False  # a function or class seen at the top of the module
         self.scopes: List[Scope] = []
         self.guards = GuardModel(self.resolve, self.local_flag, guard_names, self.local_absence)

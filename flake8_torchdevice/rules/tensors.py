@@ -195,7 +195,18 @@ class FactoryWithoutDevice(Rule):
     result; a function that returns a CPU tensor on one path and, on another, one it made on a
     parameter's device (`torch.zeros(n, n, device=g.device)`) hands its caller two devices,
     unless that path tests the parameter or a device. RLlib's `torch, nn = try_import_torch()`
-    imports torch.
+    imports torch. A plain class's `__call__` with a parameter annotated as a tensor is a
+    helper (a diffusion scheduler's `__call__(self, x: Tensor, noise: Tensor, step)`), unless
+    its file, a folder above it (`transforms/`), its name or a base says it is a transform; a
+    module class with no `__init__` in a lineage read whole runs its builder-named methods per
+    input (a filter's `create_filter(self, ramp)`, called by its base's `forward`); a buffer
+    registered through the class's own helper (`register_buffer_or_parameter("particles",
+    t)`) is a buffer, and filling one registered empty (`None`, `UninitializedBuffer`) is its
+    initialisation, not a replacement; in the `else` of an `if` whose body bound an input to
+    a new CPU tensor, the input is the caller's; a trainer's loss module handed what one of
+    its networks computed (`self.criterion(disc_logits, torch.full(...))`) compares them. A
+    NumPy or SciPy draw of a size (`stats.beta.rvs(1, 1, size=n)`) is an array, not a
+    number, and `lens.view(-1, 1)` is a tensor's (NumPy's `view` takes a dtype).
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is.
 
@@ -1036,8 +1047,9 @@ class FactoryWithoutDevice(Rule):
         if info is None or function is None or not info.is_module or not isinstance(target.value, cst.Name):
             return False
         params = parameter_names(function)
+        # (not a placeholder registered empty: filling it is its initialisation, before any move)
         return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
-            and not info.is_init_time(function.name.value)
+            and not info.is_placeholder(target.attr.value) and not info.is_init_time(function.name.value)
 
     def _device_is_used(self, depth: int) -> bool:
         """Is the `.device` read at `parent(depth - 1)` handed to a move (`x.to(p.device)`,
@@ -1134,8 +1146,12 @@ class FactoryWithoutDevice(Rule):
                 and not (_STORING_METHOD_RE.match(callee) and not self.ctx.kinds.is_tensor(call.func.value))):
             # (`model.rnn(out, hidden)` of a moved model: a part of it, or its method, computes
             # on what it is given)
-            # `self.bce_loss(preds, torch.ones(n))` with `preds` on the device: compared elementwise
-            met = [a.value for a in call.args if a is not arg and self.ctx.origins.is_on_device(a.value)]
+            # `self.bce_loss(preds, torch.ones(n))` with `preds` on the device (or, in a helper, what
+            # a network it keeps computed from its inputs: pix2pix's `disc_logits`): compared elementwise
+            met = [a.value for a in call.args if a is not arg and (
+                self.ctx.origins.is_on_device(a.value) or (
+                    _LOSS_CALLEE_RE.search(callee) is not None and isinstance(a.value, cst.Name)
+                    and a.value.value in self._frame.network_outputs and self.ctx.origins.is_input_tensor(a.value)))]
             if met:
                 self._partner = met[0]
                 return BAD
@@ -1495,7 +1511,9 @@ class UnregisteredTensorAttribute(Rule):
     (`self.phase = self.weight.detach().clone()`),
     `torch.from_numpy(...)`, legacy constructors
     (`torch.Tensor([...])`, `torch.FloatTensor(n)`), what ops, arithmetic and method
-    chains make of them (`torch.cat([a, a])`, `a * b`, `torch.arange(n).float()[None]`),
+    chains make of them (`torch.cat([a, a])`, `a * b`, `torch.arange(n).float()[None]`,
+    padded with `t.new_zeros(...)` of such a tensor), a slice of a SciPy matrix
+    (`torch.tensor(hadamard(n)[:k])`),
     through locals (`w = torch.randn(3); self.w = w`, `self.a, self.b = a, b`), through
     the class's own methods that return them (also through each other), and lists or
     dicts of such tensors.
@@ -1544,7 +1562,8 @@ class UnregisteredTensorAttribute(Rule):
       for `module.to(device)`, which never calls them: torecsys' embeddings).
     - `nn.Module.__setattr__` registers it: the name is a buffer
       (`register_buffer("name", ...)` anywhere in the class or a base class in the
-      file, `self._buffers["name"] = ...`) or a parameter (`self.w = nn.Parameter(...)`,
+      file, also through the class's own helper, `register_buffer_or_parameter("name", t)`,
+      `self._buffers["name"] = ...`) or a parameter (`self.w = nn.Parameter(...)`,
       `register_parameter`); assigning a tensor to a buffer's name updates the buffer.
     - The tensor follows a run-time device, outside `__init__` and what it calls:
       `device=x.device` in a cache made at every call or rebuilt when it does not fit
@@ -2340,8 +2359,11 @@ class DiscardedTo(Rule):
     parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
     tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
-    `Variable(...)`, `t = a * b` of a tensor), the parts of a part of a batch unpacked
-    again (`src, trg, _ = one2many` of `one2many, one2one = batch`), the parts of a known
+    `Variable(...)`, `t = a * b` of a tensor), the pieces of a split tensor (`for b in
+    torch.split(x, n):`), the parts of a part of a batch unpacked
+    again (`src, trg, _ = one2many` of `one2many, one2one = batch`), the output of a torch
+    layer the class keeps (`h = self.fc(x)` of `self.fc = nn.Linear(3, 4)`; not an LSTM's
+    tuple), the parts of a known
     module's output (`logits, aux = model(x)`; a name whose `.eval()`, `.parameters()` or
     `.named_modules()` is called is a module: not `.train()`, which trainers have), a parameter annotated `torch.Tensor` or the items of one
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
