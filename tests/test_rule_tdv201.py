@@ -2798,3 +2798,85 @@ class System(nn.Module):
     # a buffer registered with a value was moved with the module: replacing it later is the bug
     assert tdv201(code.replace('self.register_buffer("positions", None)',
                                'self.register_buffer("positions", torch.zeros(1, 1, 3))')) == [(15, 25, "TDV201")]
+
+
+def test_a_builder_named_method_that_runs_a_sub_module_runs_per_batch():
+    # MaWGAN's `create_fake(self, batch_size)`: named like a builder, told only a count, but it
+    # runs the generator the module keeps, which no builder does while the module is built
+    code = """import torch
+import torch.nn as nn
+class GAN(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.generator = nn.Linear(dim, 10)
+
+    def create_fake(self, batch_size):
+        z = torch.randn(batch_size, self.dim)
+        return self.generator(z)
+"""
+    assert tdv201(code) == [(10, 12, "TDV201")]
+    # a builder of numbers (DeepRobust's `make_spmat`) runs no sub-module
+    assert tdv201(code.replace("return self.generator(z)", "return z")) == []
+    # nor is a dry pass that `__init__` runs at construction reported
+    assert tdv201(code.replace("        self.generator = nn.Linear(dim, 10)\n",
+                               "        self.generator = nn.Linear(dim, 10)\n        self.create_fake(2)\n")) == []
+
+
+def test_a_network_output_from_a_cpu_input_meeting_a_device_tensor():
+    # EquivariantDQN's replay update: CPU states into the network, its Q-values gathered with
+    # actions on `self.device`: either the network or its input was on the wrong device
+    code = """import torch
+class Trainer:
+    def __init__(self, device, network):
+        self.device = device
+        self.network = network
+
+    def update(self, states, actions):
+        states = torch.FloatTensor(states)
+        actions = torch.tensor(actions).to(self.device)
+        q = self.network(states)
+        return torch.gather(q, 1, actions.unsqueeze(1))
+
+    def act(self, state):
+        q = self.network(torch.FloatTensor(state))
+        return q.argmax().item()
+"""
+    assert tdv201(code) == [(8, 17, "TDV201")]
+    # without a device tensor to meet, the network may well run on the CPU
+    assert tdv201(code.replace("torch.tensor(actions).to(self.device)", "torch.tensor(actions)")) == []
+    # PyTorch's DDP example: DistributedDataParallel moves its inputs to its device itself
+    assert tdv201("""import torch
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+def demo_basic(rank):
+    model = ToyModel().to(rank)
+    ddp_model = DDP(model, device_ids=[rank])
+    loss_fn = nn.MSELoss()
+    outputs = ddp_model(torch.randn(20, 10))
+    labels = torch.randn(20, 5).to(rank)
+    loss_fn(outputs, labels).backward()
+""") == []
+
+
+def test_the_items_of_a_range_of_thresholds_are_numbers():
+    # detectron2's proposal recall: `for i, t in enumerate(thresholds)` over a CPU range gives
+    # 0-dim tensors, which compare with tensors on any device
+    code = """import torch
+def recall_at(per_image, num_pos, thresholds=None):
+    overlaps = []
+    for best in per_image:
+        row = torch.zeros(len(best))
+        for j, value in enumerate(best):
+            row[j] = float(value)
+        overlaps.append(row)
+    gt_overlaps = torch.cat(overlaps, dim=0) if len(overlaps) else torch.zeros(0, dtype=torch.float32)
+    gt_overlaps, _ = torch.sort(gt_overlaps)
+    if thresholds is None:
+        thresholds = torch.arange(0.5, 0.95 + 1e-5, 0.05, dtype=torch.float32)
+    recalls = torch.zeros_like(thresholds)
+    for i, t in enumerate(thresholds):
+        recalls[i] = (gt_overlaps >= t).float().sum() / float(num_pos)
+    return {"recalls": recalls, "thresholds": thresholds}
+"""
+    assert tdv201(code) == []

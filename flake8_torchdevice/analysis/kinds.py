@@ -99,6 +99,10 @@ _NOT_ONE_TENSOR_LAYERS = frozenset({"RNN", "LSTM", "GRU", "RNNBase", "MultiheadA
                                     "DataParallel", "DistributedDataParallel", "AdaptiveLogSoftmaxWithLoss"})
 
 
+_SPLITTING_FUNCTIONS = frozenset({"torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split"})
+_SPLITTING_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split"})
+
+
 def _takes_dim(call: cst.Call) -> bool:
     """`x.cumsum(dim=1)`, `x.sum(-1, keepdim=True)`: a method called as only a tensor's is."""
     return any(arg.keyword is not None and arg.keyword.value in _TENSOR_METHOD_KEYWORDS for arg in call.args)
@@ -243,6 +247,7 @@ class ScopeKinds:
     # names bound to a loader's numbered batches: `pbar = enumerate(train_loader)`, `pbar = tqdm(pbar)`
     enumerated: Set[str] = field(default_factory=set)
     tensor_loaders: Set[str] = field(default_factory=set)  # ... whose `collate_fn` returns a tensor
+    pieces: Set[str] = field(default_factory=set)  # `batches = torch.split(x, n)`: tensors to iterate
     tensor_dicts: Set[str] = field(default_factory=set)  # `enc = tokenizer(..., return_tensors="pt")`
     sliced: Set[str] = field(default_factory=set)  # names indexed like an array: `x[i, :]`
     # names used in arithmetic (`v[1:] * not_dones`) or bound from a method that arrays and
@@ -782,7 +787,8 @@ class ValueKinds:
             facts.batches.discard(target.value)
             facts.batch_parts.discard(target.value)
             facts.instances.pop(target.value, None)
-            for other in (facts.loaders, facts.enumerated, facts.tensor_loaders, facts.tensor_dicts, facts.sliced,
+            for other in (facts.loaders, facts.enumerated, facts.tensor_loaders, facts.pieces, facts.tensor_dicts,
+                          facts.sliced,
                           facts.module_inputs,
                           facts.module_uses,
                           facts.array_like):
@@ -866,6 +872,8 @@ class ValueKinds:
             self.tensor_layers[attribute] = self.tensor_layers.get(attribute, True) and layer is not None \
                 and layer not in _NOT_ONE_TENSOR_LAYERS and keyword(value, "return_indices") is None
         self.bind(target, kind, fixed, made)
+        if isinstance(target, cst.Name) and self._splits_a_tensor(value):
+            self.facts().pieces.add(target.value)
         if enumerated:
             self.facts().enumerated.add(target.value)  # type: ignore[attr-defined]
         if not isinstance(value, cst.Call) or kind is not None:
@@ -1006,10 +1014,19 @@ class ValueKinds:
         if isinstance(target, cst.Name):
             self.facts().batches.add(target.value)
 
-    def _holds_tensors(self, iterable: cst.CSTNode) -> bool:
-        if isinstance(iterable, (cst.Name, cst.Call)) and self.kind_of(iterable) == TENSOR:
-            # `for batch in torch.split(x, n):` (the pieces), `for row in t:` (its rows)
+    def _splits_a_tensor(self, value: cst.CSTNode) -> bool:
+        """`torch.split(x, n)`, `x.chunk(k)`, `torch.unbind(x)`: a tuple of tensors (not the
+        rows of a tensor iterated whole, which may be 0-dim numbers)."""
+        if not isinstance(value, cst.Call):
+            return False
+        if (self.ctx.resolve(value.func) or "") in _SPLITTING_FUNCTIONS:
             return True
+        return isinstance(value.func, cst.Attribute) and value.func.attr.value in _SPLITTING_METHODS \
+            and self.kind_of(value.func.value) == TENSOR
+
+    def _holds_tensors(self, iterable: cst.CSTNode) -> bool:
+        if self._splits_a_tensor(iterable) or (isinstance(iterable, cst.Name) and self._in_set(iterable.value, "pieces")):
+            return True  # `for batch in torch.split(x, n):` the pieces
         if isinstance(iterable, (cst.Tuple, cst.List)):
             return bool(iterable.elements) and all(
                 not isinstance(e, cst.StarredElement) and self.kind_of(e.value) == TENSOR for e in iterable.elements)

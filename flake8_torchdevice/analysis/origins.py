@@ -105,6 +105,25 @@ _TRANSFORM_CLASS_RE = re.compile(r"normali[sz]|resiz|crop|flip|rotat|jitter|comp
 _DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
 
 
+def _runs_a_sub_module(function: cst.FunctionDef, info: Any) -> bool:
+    """Does `function` call a sub-module the class assigns (`self.generator(z)`): it runs the
+    network, which no builder does while the module is built (a dry pass `__init__` calls
+    is init-time all the same)."""
+    params = parameter_names(function)
+    if not params:
+        return False
+    owner = params[0]
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == owner \
+                and info.assigns_a_module(node.func.attr.value):
+            return True
+        stack.extend(children(node))
+    return False
+
+
 def is_data_pipeline_path(filename: Optional[str]) -> bool:
     """A file whose name says it belongs to a data pipeline (not a folder: `data/` also holds models)."""
     if not filename:
@@ -152,6 +171,7 @@ class FunctionOrigins:
     # (`out = utils.repeat(inputs, n)`), an item of an input iterated (`for s, t in zip(sims, ts)`)
     carried: Set[str] = field(default_factory=set)
     on_device: Set[str] = field(default_factory=set)
+    placed: Set[str] = field(default_factory=set)  # bound to a move to a run-time device
     device_names: List[str] = field(default_factory=list)
     # the function's own parameter named like a device, which it never reads (captum's
     # `get_scale_mat(self, m, device, dtype)`): told where its tensors belong, and ignoring it
@@ -189,6 +209,8 @@ class TensorOrigins:
     def __init__(self, analyzer: OriginsContext) -> None:
         self.ctx = analyzer
         self._frames: List[FunctionOrigins] = []
+        # ids of a module's builder-named methods that run per input (`create_bases(self, disp)`)
+        self.per_input_methods: Set[int] = set()
         self._device_blocks = 0  # depth of `with torch.device(...):` blocks
         self._device_withs: Set[int] = set()
         # names bound to a CUDA tensor type where CUDA is there: PyTorch-GAN's
@@ -297,15 +319,19 @@ class TensorOrigins:
         # (a module's `create_bases(self, disp)` that `__init__` does not call runs per input)
         per_input = info is not None and info.is_module and not is_static_or_class_method(node) \
             and info.builds_per_input(name, node) \
-            and any(not _COUNT_ATTRIBUTE_RE.search(p) and not _INDEX_NAME_RE.search(p) for p in inputs)
-        # (not DeepRobust's `make_spmat(self, n_rows, n_cols, row_idx, col_idx)`: numbers)
+            and (any(not _COUNT_ATTRIBUTE_RE.search(p) and not _INDEX_NAME_RE.search(p) for p in inputs)
+                 or _runs_a_sub_module(node, info))
+        # (not DeepRobust's `make_spmat(self, n_rows, n_cols, row_idx, col_idx)`: numbers; but
+        # `create_fake(self, batch_size)` that runs the generator it keeps samples per batch)
+        if per_input:
+            self.per_input_methods.add(id(node))
         if handed_in is not None:
             # `rsample(self)` of a `Distribution`: it computes on the tensors `__init__` was given
             sensitive, method_name = True, name
         elif info is not None and info.is_module and STATE_MAKER_RE.match(name) \
                 and not is_static_or_class_method(node) and not info.is_init_time(name):
             sensitive, method_name = True, name  # `init_hidden(self, batch_size)`: made per batch, for the inputs
-        elif not inputs or (is_init_time_name(name, info) and not per_input) or (
+        elif (not inputs and not per_input) or (is_init_time_name(name, info) and not per_input) or (
                 _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
             pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)
         elif info is not None and name in _AUTOGRAD_METHODS and self._is_autograd_function(info):
@@ -576,6 +602,9 @@ class TensorOrigins:
             frame.on_device.add(name)
         else:
             frame.on_device.discard(name)
+        # placed here: `a = torch.tensor(a).to(self.device)`, not just computed from the inputs
+        (frame.placed.add if is_device_move(value) and not moves_to_cpu(value) and self.is_on_device(value)
+         else frame.placed.discard)(name)
         if self.is_device_value(value) and not is_device_move(value):
             frame.device_names.append(name)
             # `device = grads.device`: the code takes `grads` to be where its tensors go (not a

@@ -367,7 +367,8 @@ def _run_time_method(ctx: "Analyzer", stack: Sequence[cst.CSTNode]) -> Optional[
     assert isinstance(function, cst.FunctionDef)
     info = next((info for info in ctx.classes if info.node is owner), None)
     params = function.params.params
-    if info is None or not info.is_module or info.is_init_time(function.name.value) \
+    if info is None or not info.is_module or (info.is_init_time(function.name.value)
+                                              and id(function) not in ctx.origins.per_input_methods) \
             or is_static_or_class_method(function) or not params or params[0].name.value != "self":
         return None
     return function

@@ -22,7 +22,7 @@ from ..analysis import (
     root_name,
 )
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo, follows_own_device
-from ..analysis.devices import moves_to_cpu
+from ..analysis.devices import is_device_move, moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
@@ -410,6 +410,9 @@ class FactoryWithoutDevice(Rule):
         self._reported: Set[int] = set()  # ids of the factories reported
         self._indexes: Set[Tuple[int, str]] = set()  # (function, local): CPU tensors used as an index
         self._lists: Set[Tuple[int, str]] = set()  # (function, local): lists a CPU tensor was appended to
+        # (function, local): what a network computed from a CPU tensor (`q = self.network(states)`)
+        self._network_results: Set[Tuple[int, str]] = set()
+        self._via_network = False
         self._gathered: Set[Tuple[int, str]] = set()  # ... or what was joined from one (`torch.stack(lst)`)
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
@@ -646,7 +649,12 @@ class FactoryWithoutDevice(Rule):
         self._bundled = False
         self._factory = factory
         self._joined = None
+        self._via_network = key is not None and (id(frame.node), key) in self._network_results
         fate, assigned = self._fate(expr, key)
+        if fate == BAD and self._via_network and not self._placed_here(self._partner):
+            # (what a network computed from the CPU tensor is wrong only beside a tensor the code
+            # moved to a run-time device: the network may run on the CPU)
+            fate = NEUTRAL
         # (`acc = torch.empty(0)` replaced later, handed to a custom op; `x * torch.tensor(2.0)`;
         # `torch.cat` refuses a 0-dim tensor on any device)
         if (fate == BAD or self._bundled) and ((id(factory) in self._placeholders and self._joined is None) or (
@@ -668,12 +676,31 @@ class FactoryWithoutDevice(Rule):
                 if not isinstance(assigned[1], cst.Expr):
                     # `lst = torch.cat(lst)`: a tensor again, whose items are no elements
                     self._lists.discard((id(frame.node), name))
+                if self._via_network:
+                    self._network_results.add((id(frame.node), name))
                 earlier = self._pending(name)
                 if earlier is not None and earlier[1] is assigned[1] and earlier[0] is not factory:
                     # a second factory of the statement binding `name`: both CPU tensors meet what it meets
                     companions = self._companions.setdefault(id(factory), [])
                     companions.extend([earlier[0], *self._companions.get(id(earlier[0]), ())])
                 self.ctx.origins.follow(name, factory, assigned[1])
+
+    def _parallel_wrapper(self, network: cst.CSTNode) -> bool:
+        """`ddp_model` of `ddp_model = DDP(model, device_ids=[rank])`: DataParallel and
+        DistributedDataParallel move their inputs to the devices themselves."""
+        built_from = self.ctx.kinds.class_of(network)
+        name = (last_identifier(built_from) if built_from is not None else None) or last_identifier(network) or ""
+        return _PARALLEL_WRAPPER_RE.search(name) is not None
+
+    def _placed_here(self, partner: Optional[cst.CSTNode]) -> bool:
+        """`actions.unsqueeze(1)` of `actions = torch.tensor(actions).to(self.device)`: a tensor
+        this function moved to a run-time device (not one merely computed from its inputs)."""
+        if partner is None:
+            return False
+        if is_device_move(partner) and not moves_to_cpu(partner) and self.ctx.origins.is_on_device(partner):
+            return True
+        root = tensor_expression_root(partner, self.ctx.resolve)
+        return root is not None and root.value in self._frame.placed
 
     def _report_with_companions(self, factory: cst.Call, partner: Optional[cst.CSTNode]) -> None:
         self._report(factory, partner)
@@ -1155,6 +1182,14 @@ class FactoryWithoutDevice(Rule):
             if met:
                 self._partner = met[0]
                 return BAD
+        if not self._frame.sensitive and arg.keyword is None and not arg.star and not _LOSS_CALLEE_RE.search(callee) \
+                and (self.ctx.kinds.is_module(call.func) or names_a_model(call.func)) \
+                and not self._parallel_wrapper(call.func):
+            # `q = self.network(torch.FloatTensor(states))`: what the network gives is where the
+            # network is; if that meets a tensor on a run-time device, the network or this input
+            # was on the CPU (EquivariantDQN's replay update)
+            self._via_network = True
+            return None
         tensor_op = is_tensor_op(qualified)
         if not tensor_op and isinstance(call.func, cst.Attribute) and _STORING_METHOD_RE.match(callee) \
                 and not self.ctx.kinds.is_tensor(call.func.value):
@@ -2560,6 +2595,8 @@ class DiscardedTo(Rule):
 
 
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
+# DataParallel, DistributedDataParallel (`DDP`), and the names that say a model holds one
+_PARALLEL_WRAPPER_RE = re.compile(r"DataParallel|^DDP$|(^|_)ddp(_|$)|parallel", re.I)
 # A tensor's in-place methods (`normal_`, `fill_`, `mul_`): they return the tensor itself.
 _IN_PLACE_RE = re.compile(r"^[a-z][a-z0-9_]*[a-z0-9]_$")
 # ... which modules have too (`model.requires_grad_(False).to(device)` moves the module in place)
