@@ -2880,3 +2880,51 @@ def recall_at(per_image, num_pos, thresholds=None):
     return {"recalls": recalls, "thresholds": thresholds}
 """
     assert tdv201(code) == []
+
+
+def test_a_gan_trainer_samples_for_the_generator_its_training_moved():
+    # MaWGAN's trainer (a plain class) moves its generator in `train(...)` and samples latent
+    # codes for it in `create_fake(self, batch_size)`, named like a builder
+    code = """import torch
+import torch.nn as nn
+class GAN(object):
+    def __init__(self, dim, usegpu):
+        self.usegpu = usegpu
+        self.data_dim = dim
+        self.make_generator()
+
+    def make_generator(self):
+        self.Generator = nn.Sequential(nn.Linear(self.data_dim, self.data_dim))
+
+    def create_fake(self, batch_size):
+        z = torch.randn(batch_size, self.data_dim)
+        return self.Generator(z)
+
+    def train(self, data, epochs):
+        if self.usegpu:
+            self.Generator = self.Generator.cuda()
+        for _ in range(epochs):
+            fake = self.create_fake(len(data))
+"""
+    assert tdv201(code) == [(13, 12, "TDV201")]
+    # a trainer that never moves its generator may run it on the CPU
+    assert tdv201(code.replace("            self.Generator = self.Generator.cuda()\n", "            pass\n")) == []
+
+
+def test_a_dry_pass_through_the_modules_own_forward_defined_later():
+    # vit-pytorch's CCT tokenizer: `sequence_length` runs its own `forward` (defined after it) on
+    # zeros to learn a size; the model's `__init__` calls it before anything moves
+    code = """import torch
+import torch.nn as nn
+class Tokenizer(nn.Module):
+    def __init__(self, n_input_channels=3):
+        super().__init__()
+        self.conv_layers = nn.Conv2d(n_input_channels, 64, 3)
+
+    def sequence_length(self, n_channels=3, height=224, width=224):
+        return self.forward(torch.zeros((1, n_channels, height, width))).shape[1]
+
+    def forward(self, x):
+        return self.conv_layers(x).flatten(2)
+"""
+    assert tdv201(code) == []

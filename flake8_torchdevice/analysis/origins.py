@@ -105,10 +105,22 @@ _TRANSFORM_CLASS_RE = re.compile(r"normali[sz]|resiz|crop|flip|rotat|jitter|comp
 _DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
 
 
+# What `nn.Module` gives every module (`self.parameters()`, `self.register_buffer(...)`): no network it keeps
+_OWN_MODULE_API = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "state_dict", "load_state_dict", "register_buffer", "register_parameter", "add_module",
+    "register_module", "apply", "to", "cuda", "cpu", "float", "half", "double", "train", "eval", "zero_grad",
+    "requires_grad_", "get_submodule", "get_parameter", "get_buffer", "extra_repr", "type"})
+
+
 def _runs_a_sub_module(function: cst.FunctionDef, info: Any) -> bool:
-    """Does `function` call a sub-module the class assigns (`self.generator(z)`): it runs the
-    network, which no builder does while the module is built (a dry pass `__init__` calls
-    is init-time all the same)."""
+    """Does `function` call an attribute of the object that is none of its class's methods
+    (`self.generator(z)`): it runs a network, which no builder does while the object is built
+    (a dry pass `__init__` calls is init-time all the same). (Read from the function alone,
+    so that the fast path, which stubs the methods that assign it, agrees.)"""
+    # (from the class bodies, not `ClassInfo.methods`, which holds only the methods walked so far)
+    methods = {statement.name.value for cls in info.lineage() for statement in cls.node.body.body
+               if isinstance(statement, cst.FunctionDef)}
     params = parameter_names(function)
     if not params:
         return False
@@ -118,7 +130,7 @@ def _runs_a_sub_module(function: cst.FunctionDef, info: Any) -> bool:
         node = stack.pop()
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.value.value == owner \
-                and info.assigns_a_module(node.func.attr.value):
+                and node.func.attr.value not in methods and node.func.attr.value not in _OWN_MODULE_API:
             return True
         stack.extend(children(node))
     return False
@@ -317,9 +329,10 @@ class TensorOrigins:
         sensitive, method_name = False, None
         handed_in = self._handed_to_a_distribution(info, name, node)
         # (a module's `create_bases(self, disp)` that `__init__` does not call runs per input)
-        per_input = info is not None and info.is_module and not is_static_or_class_method(node) \
+        per_input = info is not None and not is_static_or_class_method(node) \
             and info.builds_per_input(name, node) \
-            and (any(not _COUNT_ATTRIBUTE_RE.search(p) and not _INDEX_NAME_RE.search(p) for p in inputs)
+            and ((info.is_module and any(not _COUNT_ATTRIBUTE_RE.search(p) and not _INDEX_NAME_RE.search(p)
+                                         for p in inputs))
                  or _runs_a_sub_module(node, info))
         # (not DeepRobust's `make_spmat(self, n_rows, n_cols, row_idx, col_idx)`: numbers; but
         # `create_fake(self, batch_size)` that runs the generator it keeps samples per batch)
@@ -706,7 +719,7 @@ class TensorOrigins:
         read in another method that runs once the object is built."""
         info, function, project = self.ctx.current_class, self.ctx.current_function, self.ctx.project
         if info is None or function is None or project is None or self_attribute_key(node) is None \
-                or info.is_init_time(function.name.value):
+                or (info.is_init_time(function.name.value) and id(function) not in self.per_input_methods):
             return False
         return node.attr.value in project.own.moved_attributes.get(info.name, ())  # type: ignore[attr-defined]
 

@@ -1141,8 +1141,9 @@ class FactoryWithoutDevice(Rule):
                 return BAD
         if arg.keyword is not None and arg.keyword.value == "out" and (qualified or "").startswith("torch."):
             return None  # `torch.arange(n, out=torch.LongTensor(n))`: the result is this tensor
-        if (callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(qualified))) \
-                or callee in FACTORIES:
+        if ((callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(qualified)))
+                or callee in FACTORIES) and not (callee[:1].isupper() and root_name(call.func) == "self"):
+            # (not a GAN's `self.Generator(z)`, a network, whatever torch's `Generator` is)
             return NEUTRAL  # (Python's `max(a, b)`; `torch.max(t, x - eps)` compares elementwise)
         if keyword(call, "device") is not None and (qualified or "").startswith("torch."):
             return MOVED  # `torch.sparse_csr_tensor(crow, col, values, device=device)` puts its parts there
