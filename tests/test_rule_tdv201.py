@@ -2928,3 +2928,18 @@ class Tokenizer(nn.Module):
         return self.conv_layers(x).flatten(2)
 """
     assert tdv201(code) == []
+
+
+def test_an_export_method_that_probes_with_random_input_is_no_batch_step():
+    # kornia's detectors export to ONNX with a probe input; the base class (another file) gives
+    # the helpers it calls on `self`: no network of its own runs per batch there
+    code = """import torch
+import torch.nn as nn
+class EdgeDetector(nn.Module):
+    def to_onnx(self, onnx_name: str = "model.onnx", image_size: int = 352):
+        self._export_interpolation()
+        shape = [1, 3, image_size, image_size]
+        per_image = returns_per_image_outputs(self, torch.rand(shape))
+        return per_image
+"""
+    assert tdv201(code) == []

@@ -333,7 +333,7 @@ class TensorOrigins:
             and info.builds_per_input(name, node) \
             and ((info.is_module and any(not _COUNT_ATTRIBUTE_RE.search(p) and not _INDEX_NAME_RE.search(p)
                                          for p in inputs))
-                 or _runs_a_sub_module(node, info))
+                 or (bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and _runs_a_sub_module(node, info)))
         # (not DeepRobust's `make_spmat(self, n_rows, n_cols, row_idx, col_idx)`: numbers; but
         # `create_fake(self, batch_size)` that runs the generator it keeps samples per batch)
         if per_input:
