@@ -99,10 +99,10 @@ _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|da
                                r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
 # Files of a data pipeline (`naflex_transforms.py`, `datasets/coco.py`, `collate.py`): their
 # plain functions work on the CPU by design.
+_DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
 # Classes named like a transform of a sample (detr's `Normalize`, `RandomCrop`, `ToTensor`).
 _TRANSFORM_CLASS_RE = re.compile(r"normali[sz]|resiz|crop|flip|rotat|jitter|compos|blur|^pad|eras|to_?tensor"
                                  r"|^random|transform|augment", re.I)
-_DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
 
 
 # What `nn.Module` gives every module (`self.parameters()`, `self.register_buffer(...)`): no network it keeps
@@ -221,7 +221,8 @@ class TensorOrigins:
     def __init__(self, analyzer: OriginsContext) -> None:
         self.ctx = analyzer
         self._frames: List[FunctionOrigins] = []
-        # ids of a module's builder-named methods that run per input (`create_bases(self, disp)`)
+        # ids of builder-named methods that run per input (a module's `create_bases(self, disp)`,
+        # a trainer's `create_fake(self, batch_size)` that runs its generator)
         self.per_input_methods: Set[int] = set()
         self._device_blocks = 0  # depth of `with torch.device(...):` blocks
         self._device_withs: Set[int] = set()

@@ -206,7 +206,13 @@ class FactoryWithoutDevice(Rule):
     a new CPU tensor, the input is the caller's; a trainer's loss module handed what one of
     its networks computed (`self.criterion(disc_logits, torch.full(...))`) compares them. A
     NumPy or SciPy draw of a size (`stats.beta.rvs(1, 1, size=n)`) is an array, not a
-    number, and `lens.view(-1, 1)` is a tensor's (NumPy's `view` takes a dtype).
+    number, and `lens.view(-1, 1)` is a tensor's (NumPy's `view` takes a dtype). A
+    builder-named method that `__init__` does not call and that runs a network the object
+    keeps (`create_fake(self, batch_size)`: `self.generator(z)`) runs per batch. A CPU tensor
+    fed to a network (`q = self.network(torch.FloatTensor(states))`) is reported when what the
+    network gives meets a tensor the function moved to a run-time device (`torch.gather(q, 1,
+    actions)` of `actions = ....to(self.device)`): the network or its input is on the wrong
+    device; never through `DataParallel`/`DistributedDataParallel`, which move their inputs.
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is.
 
