@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequ
 import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
-from .kinds import MODULE, TENSOR, TO_PYTHON, VARIABLE, is_tensor_type, tensor_operands
+from .kinds import MODULE, TENSOR, TO_PYTHON, TORCH_MODULE, VARIABLE, is_tensor_type, tensor_operands
 from .project import is_library_module_class
 from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
                      last_identifier, method_call, string_value, unpacked_pairs)
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from .scopes import Scope
 
 # Third-party base classes that are `nn.Module` subclasses, recognised by name.
-_TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
 # Constructors whose value `nn.Module.__setattr__` registers (a parameter or a buffer).
 REGISTERING_CONSTRUCTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
@@ -377,7 +376,7 @@ class ClassFacts:
         # every base is read here: defined earlier in the file, or torch's own `nn.Module`
         info.bases_known = all(
             (dotted_name(b.value) in self.by_name and self.by_name[dotted_name(b.value)].bases_known)  # type: ignore[index]
-            or self.ctx.resolve(b.value) in _TORCH_MODULE for b in node.bases if b.keyword is None)
+            or self.ctx.resolve(b.value) in TORCH_MODULE for b in node.bases if b.keyword is None)
         self.by_name[info.name] = info
         return info
 

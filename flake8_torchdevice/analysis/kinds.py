@@ -90,6 +90,8 @@ LEGACY_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfT
 _TENSOR_METHOD_KEYWORDS = frozenset({"dim", "keepdim"})
 
 
+# `nn.Module` itself, however it is reached
+TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # torch.nn layers whose output is not one tensor: recurrent layers and attention give tuples,
 # containers whatever their last layer gives
 _NOT_ONE_TENSOR_LAYERS = frozenset({"RNN", "LSTM", "GRU", "RNNBase", "MultiheadAttention", "Transformer",
@@ -1265,7 +1267,7 @@ def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[s
         if is_tensor_type(annotation, resolve):
             return TENSOR
         qualified = resolve(annotation) or ""
-        if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+        if qualified in TORCH_MODULE:
             return MODULE
     return None
 
