@@ -26,8 +26,10 @@ import copy
 import gc
 import io
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence,
+                    Set, Tuple)
 
 from .analysis.project import ProjectIndex, index_for
 from .analysis.syntax import ast_definitions, ast_dotted_name, walk_ast
@@ -471,11 +473,23 @@ def lint_source(
         found = pattern.words_in(source)
         if not pattern.within(found).search(source):
             return []
+    # libcst makes hundreds of thousands of objects per file, `ast` tens of thousands,
+    # and each few hundred trigger a pass of Python's cyclic garbage collector over the
+    # young ones, the oldest now and then over all of flake8's: a fifth of our time.
+    # Trees hold no cycle and `analyse_module` breaks the analyzer's, so plain reference
+    # counting frees nearly everything; the collector resumes afterwards.
+    with without_cyclic_gc():
+        return _lint_parsed(source, filename, options, rules, pattern, found if fast else None, tree)
+
+
+def _lint_parsed(source: str, filename: str, options: Options, rules: Sequence[type], pattern: _Triggers,
+                 found: Optional[FrozenSet[str]], tree: Optional[ast.Module]) -> List[Finding]:
+    """`lint_source` past the file's trigger test; `found`: its trigger words, None for a full parse."""
     if tree is None:
         tree = parse_python(source, filename)
     sparse: Optional[_Sparse] = None
     project = index_for(filename, tree=tree)
-    if fast:
+    if found is not None:
         aliases = _import_aliases(tree, pattern)
         if aliases:
             pattern = _Triggers(rules, aliases)
@@ -490,16 +504,17 @@ def lint_source(
         raise SourceError(f"too large to analyse: {len(text) / 1e6:.1f} MB of code could hold "
                           f"findings, the limit is {MAX_ANALYSED / 1e6:.0f} MB")
     _check_chains(text, tree)
-    # libcst makes hundreds of thousands of objects per file, and each few hundred
-    # trigger a pass of Python's cyclic garbage collector over the young ones, the
-    # oldest now and then over all of flake8's: a fifth of our time. The tree holds no
-    # cycle and `analyse_module` breaks the analyzer's, so plain reference counting
-    # frees everything; the collector resumes afterwards.
+    return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line,
+                    filename, project, _statement_starts(tree, sparse))
+
+
+@contextmanager
+def without_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a while (as it was, afterwards)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _analyse(text, rules, options, sparse.line_in_file if sparse is not None else lambda line: line,
-                        filename, project, _statement_starts(tree, sparse))
+        yield
     finally:
         if collecting:
             gc.enable()

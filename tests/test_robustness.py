@@ -130,6 +130,25 @@ def test_libcst_failure_in_process(monkeypatch):
         engine.lint_source(CUDA)
 
 
+@pytest.mark.parametrize("text", [CUDA, CUDA + "y = " + " and ".join(["a"] * 400) + "\n", "def f(:\n"],
+                         ids=["findings", "too-deep-for-libcst", "syntax-error"])
+def test_garbage_collector_is_as_the_caller_left_it(text):
+    """The engine turns Python's cyclic collector off while it works (speed); a failure
+    must not leave it off in the host process (flake8, an editor), nor turn it on there."""
+    import gc
+
+    for enabled in (True, False):
+        gc.enable() if enabled else gc.disable()
+        try:
+            files.lint_text(text, "t.py", engine.DEFAULT_OPTIONS)
+        except engine.SourceError:
+            pass
+        finally:
+            after = gc.isenabled()
+            gc.enable()
+        assert after is enabled
+
+
 def test_large_generated_file(tmp_path):
     """20 MB: a data table plus two functions with findings (about 40 s, 4 GB with ast
     alone, as flake8 needs too); and 3 MB of dense code, skipped as too large."""
