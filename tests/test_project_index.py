@@ -120,6 +120,36 @@ def test_function_returning_a_tensor_gives_its_kind(tmp_path):
     assert findings(tmp_path / "train.py") == [(6, 4, "TDV203")]
 
 
+@pytest.mark.parametrize("to_body, expected", [
+    ("return Batch(*(t.to(device) for t in self))", [(9, 12, "TDV203")]),  # a moved copy: EGG's `Batch`
+    ("self.x = self.x.to(device)\n        return self", []),  # moved in place, as a module is
+])
+def test_a_project_class_whose_to_returns_a_copy(tmp_path, to_body, expected):
+    write(tmp_path, {
+        "core/__init__.py": "",
+        "core/batch.py": f"""class Batch:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __iter__(self):
+        return iter((self.x, self.y))
+    def to(self, device):
+        {to_body}
+""",
+        "core/trainer.py": """from .batch import Batch
+
+
+class Trainer:
+    def train_epoch(self, game):
+        for batch in self.train_data:
+            if not isinstance(batch, Batch):
+                batch = Batch(*batch)
+            batch.to(self.device)
+            game(*batch)
+""",
+    })
+    assert findings(tmp_path / "core/trainer.py") == expected
+
+
 def test_function_returning_a_module_is_not_a_tensor(tmp_path):
     write(tmp_path, {
         "models.py": BASE + "\n\ndef build():\n    return Backbone()\n",

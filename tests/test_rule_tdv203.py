@@ -832,3 +832,18 @@ def evaluate_model(model, conditions, batch_size):
 """
     assert tdv203(code) == [(6, 8, "TDV203")]
     assert tdv203(code.replace("torch.split(conditions, batch_size)", "make_batches(conditions, batch_size)")) == []
+
+
+def test_what_a_torch_library_loads_is_a_tensor():
+    # encodec's command line: `torchaudio.load` gives the waveform (a tensor) and its rate
+    code = """import torch
+import torchaudio
+def encode(model, path):
+    wav, sr = torchaudio.load(path)
+    if torch.cuda.is_available():
+        model.to("cuda")
+        wav.to("cuda")
+        sr.to("cuda")
+    return model(wav)
+"""
+    assert tdv203(code) == [(7, 8, "TDV203")]  # (the rate is a number: its `.to` is unknown)

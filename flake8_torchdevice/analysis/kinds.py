@@ -158,6 +158,15 @@ TENSOR_OPERAND_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in (*_SEQUENC
                                  | _FUNCTIONAL_ON_INPUT | {"einsum"})
 
 
+# Functions of PyTorch's libraries that return tensors: the positions of the tensors in the
+# tuple they return, or None where the result is a tensor.
+LIBRARY_TENSORS: Dict[str, Optional[Tuple[int, ...]]] = {
+    "torchaudio.load": (0,), "torchaudio.load_with_torchcodec": (0,), "torchvision.io.read_video": (0, 1),
+    "torchvision.io.read_image": None, "torchvision.io.decode_image": None, "torchvision.io.decode_jpeg": None,
+    "torchvision.transforms.functional.to_tensor": None, "torchvision.transforms.functional.pil_to_tensor": None,
+}
+
+
 def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
     """The arguments of the torch call `call` (its callee resolved to `qualified`) that only
     a tensor can be: the items of `torch.cat([a, b])`, the operands of `torch.einsum(eq, a, b)`,
@@ -456,7 +465,7 @@ class ValueKinds:
                 return TENSOR  # also `torch.max(a, b)`, `torch.diagonal(x)`: torch's functions compute tensors
             if qualified in VARIABLE and call.args:
                 return TENSOR  # `Variable(t)` is t, and it takes nothing but a tensor
-            if head == "torch.nn.functional":
+            if head == "torch.nn.functional" or LIBRARY_TENSORS.get(qualified, ()) is None:
                 return TENSOR
             if torch_nn_class(qualified) is not None:
                 return TENSOR if last in NN_NON_MODULES else MODULE
@@ -926,6 +935,12 @@ class ValueKinds:
                         self.bind(element.value, TENSOR, fixed, made=True)
                     else:
                         self.bind(element.value, None)
+            elif isinstance(target_node, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call) \
+                    and LIBRARY_TENSORS.get(self.ctx.resolve(node.value.func) or ""):
+                # `wav, sr = torchaudio.load(path)`: the parts a library function returns as tensors
+                positions = LIBRARY_TENSORS[self.ctx.resolve(node.value.func) or ""]
+                for index, element in enumerate(target_node.elements):
+                    self.bind(element.value, TENSOR if index in positions else None)  # type: ignore[operator]
             elif isinstance(target_node, (cst.Tuple, cst.List)):
                 # `x, y = batch` of a loader batch, `logits, aux = model(x)` of a module (what
                 # has `.to()` among the parts of a model's output is a tensor): tensors;

@@ -150,6 +150,9 @@ class FileSummary:
     star_imports: List[str] = field(default_factory=list)
     classes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, dotted
     self_moving: Set[str] = field(default_factory=set)  # classes whose __init__ moves the instance
+    # classes whose `to(...)` returns a new object (`return Batch(*moved)`), not `self`: a bare
+    # `batch.to(device)` moves nothing
+    copying_movers: Set[str] = field(default_factory=set)
     returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
@@ -559,6 +562,8 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                     _summarise_function(summary, item, f"{statement.name}.")  # type: ignore[arg-type]
                     if f"{statement.name}.{item.name}" in summary.savers:
                         summary.savers.add(statement.name)  # `stopper(loss, model, path)` saves
+                if isinstance(item, ast.FunctionDef) and item.name == "to" and _returns_a_copy(item):
+                    summary.copying_movers.add(statement.name)
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if isinstance(node, ast.Expr) and _is_move(node.value) and not _to_cpu(node.value) \
@@ -570,6 +575,13 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
         elif not summary.sets_default_device:
             summary.sets_default_device = _sets_default_device(statement, summary)
     return summary
+
+
+def _returns_a_copy(method: ast.FunctionDef) -> bool:
+    """Does every `return` of `method` return something made by a call (`Batch(*moved)`,
+    `type(self)(...)`, `dataclasses.replace(self, ...)`), never `self`?"""
+    returns = [node.value for node in _own_statements(method) if isinstance(node, ast.Return)]
+    return bool(returns) and all(isinstance(value, ast.Call) for value in returns)
 
 
 def _sets_default_device(statement: ast.AST, summary: FileSummary) -> bool:
@@ -856,6 +868,14 @@ class ProjectIndex:
     def moves_itself_here(self, name: str) -> bool:
         """The same for a class of this file."""
         return name in self.own.self_moving
+
+    def copies_when_moved(self, reference: str) -> bool:
+        """A class of the project whose `to(...)` returns a new object (`FileSummary.copying_movers`)."""
+        found = self._imported(reference)
+        return found is not None and found.name in found.summary.copying_movers
+
+    def copies_when_moved_here(self, name: str) -> bool:
+        return name in self.own.copying_movers
 
     def runs_unmoved_here(self, class_name: str) -> bool:
         """Does this file build `class_name` and run the instance before moving it

@@ -349,8 +349,8 @@ class Analyzer(cst.CSTVisitor):
     def project_says(self, node: cst.CSTNode, question: str) -> object:
         """Ask the project index (project.py) about the function or class `node` names:
         `question` is one of its queries ("is_module_class", "returns", "returns_moved",
-        "moves_argument", "moves_itself", "saves", "never_moves"). A name imported from the project's other files
-        is looked up there; a function of this file (`make_mask`) or a method of the
+        "moves_argument", "moves_itself", "copies_when_moved", "saves", "never_moves"). A name
+        imported from the project's other files is looked up there; a function of this file (`make_mask`) or a method of the
         current class (`self._make_mask`) in the file's own summary. Falsy when unknown."""
         ask = self.project_question(node, question)
         return None if ask is None else ask()
@@ -372,7 +372,7 @@ class Analyzer(cst.CSTVisitor):
             return lambda: query(reference)
         own = self._own_definition(node)
         if own is None or question not in ("returns", "moves_argument", "saves", "returns_moved", "moves_itself",
-                                           "never_moves"):
+                                           "never_moves", "copies_when_moved"):
             return None
         query = getattr(project, question + "_here")
         return lambda: query(own)

@@ -2432,8 +2432,11 @@ class DiscardedTo(Rule):
     otherwise it may be a batch object that moves in place (`BatchEncoding`, PyG's
     `Batch`), and is not reported. What torchvision's `ToTensor()` (or a `Compose` holding
     it) makes of an image is a tensor, and so is what a function of the project returns
-    when its annotation says `-> torch.Tensor` (a dataset's classmethod too). A CUDA guard
-    around the statement changes nothing.
+    when its annotation says `-> torch.Tensor` (a dataset's classmethod too), and what
+    PyTorch's libraries load (`wav, sr = torchaudio.load(path)`: the waveform). An object of
+    a project class whose own `to()` returns a new object (`return Batch(*moved)`, EGG's
+    batches) is moved no more in place than a tensor: `batch = Batch(*batch)`, then
+    `batch.to(device)`, is reported too. A CUDA guard around the statement changes nothing.
 
     ## Why is this bad
     Tensor moves are not in place: `t.to(device)` returns a copy on the device and
@@ -2547,7 +2550,12 @@ class DiscardedTo(Rule):
             return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
-        if kind == TENSOR or (receiver is not call.func.value and kind is None):
+        built_from = kinds.class_of(receiver)
+        if built_from is not None and call.func.attr.value == "to" \
+                and self.ctx.project_says(built_from, "copies_when_moved"):
+            # `batch = Batch(*batch)`, `batch.to(device)`: the project's class returns a moved copy
+            self._report(node, call, fixable, receiver)
+        elif kind == TENSOR or (receiver is not call.func.value and kind is None):
             # (an in-place method with a trailing underscore is a tensor's: `normal_`, `uniform_`)
             self._report(node, call, fixable, receiver)
         elif kind is None:
