@@ -2943,3 +2943,252 @@ class EdgeDetector(nn.Module):
         return per_image
 """
     assert tdv201(code) == []
+
+
+def test_a_sub_module_named_like_a_storing_method_is_called_not_stored_into():
+    # StyleGAN-style noise injection: `self.add_noise` holds a layer built in `__init__` (its
+    # class from another file), so calling it computes with its input; not `buffer.add(...)`
+    code = """import torch
+import torch.nn as nn
+from .layers import NoiseInjection
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.add_noise = NoiseInjection(n)
+
+    def forward(self, x):
+        return self.up_forward(x)
+
+    def up_forward(self, hidden):
+        noise = torch.randn(hidden.shape[0], 1, hidden.shape[2], hidden.shape[3])
+        return self.add_noise(hidden, noise)
+"""
+    assert tdv201(code) == [(13, 16, "TDV201")]
+    # a storage kept on `self` still keeps each tensor where it is given
+    storage = """import torch
+class Agent:
+    def __init__(self, memory):
+        self.memory = memory
+
+    def observe(self, state: torch.Tensor, reward):
+        self.memory.add_sample(state, torch.tensor([reward]))
+"""
+    assert tdv201(storage) == []
+
+
+def test_a_getter_that_hands_its_parameters_to_torch_computes_on_them():
+    # a protein GNN's `get_node_features(omega, theta, phi)`: named like a builder, but it runs
+    # torch on the caller's tensors, and a 1-element CPU tensor cannot be concatenated with them
+    code = """import torch
+def get_node_features(omega, theta):
+    n1 = torch.cat((torch.tensor([0.]), torch.diagonal(omega, offset=1)))
+    n2 = torch.cat((torch.diagonal(theta, offset=1), torch.zeros(1)))
+    return torch.stack([n1, n2], dim=1)
+def _init_precision(endog):
+    eigenvalues, eigenvectors = torch.linalg.eigh(torch.cov(endog.T))
+    return torch.maximum(eigenvalues, torch.Tensor([0]))
+"""
+    assert tdv201(code) == [(3, 20, "TDV201"), (4, 53, "TDV201"), (8, 38, "TDV201")]
+    # a getter that only makes something from sizes (or hands torch plain data) is a builder
+    builders = """import torch
+def get_mask(n, lengths):
+    mask = torch.zeros(n, max(lengths))
+    return mask, torch.as_tensor(lengths)
+def init_seed(seed):
+    torch.manual_seed(seed)
+    return torch.zeros(1)
+"""
+    assert tdv201(builders) == []
+
+
+def test_a_decoder_class_computes_where_the_models_outputs_are():
+    # PyLaia's CTC greedy decoder: a plain class whose `__call__` runs torch on the network's
+    # output; a data pipeline's decoder is named so in its file or folders, not its class
+    code = """import torch
+import torch.nn.functional as F
+class CTCGreedyDecoder:
+    def __call__(self, x, segmentation=False):
+        x = F.log_softmax(x, dim=-1)
+        counts = torch.unique_consecutive(x.argmax(-1), return_counts=True)[1]
+        return torch.cat((torch.tensor([0]), counts.cumsum(0)[:-1]))
+"""
+    assert tdv201(code) == [(7, 26, "TDV201")]
+    image_decoder = code.replace("CTCGreedyDecoder", "ImageDecode")
+    assert tdv201(image_decoder) == []
+
+
+def test_a_zero_dim_tensor_does_not_excuse_the_tensors_it_was_combined_with():
+    # a positional embedding module's `__call__`: the 0-dim `torch.tensor(...)` mixes with any
+    # device, but the frequencies and positions it scales are CPU tensors with dimensions
+    code = """from typing import Optional
+import torch
+import torch.nn as nn
+class PositionalEmbedding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, seq_length: int, position: Optional[torch.Tensor] = None):
+        if position is None:
+            position = torch.arange(seq_length, dtype=torch.float32)[None, :]
+        scale = torch.log(torch.tensor(10000.0)) / self.dim
+        inv_freq = torch.exp(torch.arange(self.dim // 2, dtype=torch.float32) * -scale)
+        return torch.sin(position[:, :, None] * inv_freq[None, None, :])
+"""
+    assert tdv201(code) == [(11, 23, "TDV201"), (13, 29, "TDV201")]
+    # alone, the 0-dim tensor is still a stand-in that goes anywhere
+    alone = """import torch
+import torch.nn as nn
+class Scale(nn.Module):
+    def forward(self, x):
+        return x * torch.log(torch.tensor(10000.0))
+"""
+    assert tdv201(alone) == []
+
+
+def test_every_name_of_a_chained_assignment_holds_the_tensor():
+    # `V_mask = h_V = torch.zeros(...)` in a module method, returned to forward and combined there
+    code = """import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, hidden_dim):
+        super().__init__()
+        self.hidden_dim = hidden_dim
+        self.proj = nn.Linear(hidden_dim, hidden_dim)
+
+    def _node_mask(self, src):
+        V_mask = h_V = torch.zeros(src.shape[0], src.shape[1], self.hidden_dim)
+        return V_mask
+
+    def forward(self, src):
+        mask = self._node_mask(src)
+        return self.proj(src) * mask
+"""
+    assert tdv201(code) == [(10, 23, "TDV201")]
+
+
+def test_a_base_classs_placed_attribute_is_on_the_device_in_a_subclass():
+    # a vectorized MCTS: `self.q` is made with `device=self.device` by the base class in the
+    # file; the subclass mixes random CPU actions with actions computed from it
+    code = """import torch
+class MCTS:
+    def __init__(self, device, n_runs, num_actions):
+        self.device = device
+        self.n_runs, self.num_actions = n_runs, num_actions
+        self.q = torch.zeros((n_runs, 10, num_actions), device=self.device)
+
+class QMCTS(MCTS):
+    def select_action(self):
+        explore = (torch.rand_like(self.q[:, 0, 0]) < 0.1).long()
+        random_actions = torch.randint(self.num_actions, size=(self.n_runs,))
+        return explore * random_actions + (1 - explore) * self.q[:, 0].argmax(dim=-1)
+"""
+    assert tdv201(code) == [(11, 25, "TDV201")]
+
+
+def test_a_dict_filled_with_cpu_tensors_and_handed_to_a_sub_module():
+    # a vocoder's forward takes plain data (`List[int]`, `str`) and builds its inputs: the
+    # module it feeds sits where the vocoder was moved
+    code = """from typing import List
+import torch
+import torch.nn as nn
+class Vocoder(nn.Module):
+    def __init__(self, generator: nn.Module):
+        super().__init__()
+        self.generator = generator
+
+    def forward(self, code: List[int], speaker: int) -> torch.Tensor:
+        x = {"code": code}
+        x["speaker"] = torch.tensor([[speaker]])
+        return self.generator(x)
+"""
+    assert tdv201(code) == [(11, 23, "TDV201")]
+    # a collate function fills its batch dict on the CPU on purpose
+    collate = """import torch
+def collate_fn(samples):
+    batch = {}
+    batch["x"] = torch.stack([s[0] for s in samples])
+    batch["mask"] = torch.ones(len(samples))
+    return batch
+"""
+    assert tdv201(collate) == []
+
+
+def test_a_gradient_seed_for_backward_must_be_where_the_output_is():
+    # vertical federated learning: the decrypted gradient comes back as Python numbers
+    code = """import torch
+class Passive:
+    def train(self, loader, messenger):
+        for X in loader:
+            X = X.to(self.device)
+            out = self.model(X)
+            grad = messenger.decrypt(messenger.recv())
+            out.backward(torch.tensor(grad).reshape(out.shape))
+            out.backward(gradient=torch.ones(3).to(X.device))
+"""
+    assert tdv201(code) == [(8, 25, "TDV201")]
+
+
+def test_random_parameters_that_stay_on_the_cpu_by_design():
+    # kornia's augmentations: a generator module draws parameters from sizes alone and returns
+    # them; the augmentation adds a CPU mask to the dict it was handed (a CPU mask indexes any tensor)
+    code = """from typing import Dict, Optional, Tuple
+import torch
+import torch.nn as nn
+class ColorJitterGenerator(nn.Module):
+    def forward(self, batch_shape: Tuple[int, ...]) -> Dict[str, torch.Tensor]:
+        return {"order": torch.randperm(4, dtype=torch.long)}
+
+class Augmentation(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = ColorJitterGenerator()
+
+    def forward(self, input: torch.Tensor, params: Optional[Dict[str, torch.Tensor]] = None):
+        if params is None:
+            params = self.generator(input.shape)
+        params["batch_prob"] = torch.ones(input.shape[0], dtype=torch.bool)
+        return input[params["batch_prob"]]
+"""
+    assert tdv201(code) == []
+
+
+@pytest.mark.parametrize("second_test, expected", [
+    ("essential", []),  # the same flag: the identity transforms belong to the arm that never uses them
+    ("planar", [(6, 18, "TDV201")]),  # another flag: both arms may run
+])
+def test_two_ifs_on_one_flag_take_the_same_arm(second_test, expected):
+    # kornia's RANSAC: identity normalizations on the essential path, used only on the other
+    code = f"""import torch
+def estimate(kp1, essential, planar):
+    host = torch.device("cpu")
+    kp_host = kp1.detach().to(host).double()
+    if essential:
+        t1 = t2 = torch.eye(3, dtype=torch.float64)
+    else:
+        t1, t2 = normalize(kp_host)
+    model = kp1.new_zeros(3, 3)
+    if {second_test}:
+        model = model / model.norm()
+    else:
+        model = t2.mT @ model @ t1
+    return model
+"""
+    assert tdv201(code) == expected
+
+
+def test_a_function_that_applies_python_callables_to_its_tensor_runs_on_the_cpu():
+    # stargan-v2's landmark decoding: `apply_` raises for a GPU tensor, so the heatmaps it is
+    # given are on the CPU (its caller passes `heatmaps.cpu()`)
+    code = """import torch
+def get_preds_fromhm(hm):
+    _, idx = torch.max(hm.view(hm.size(0), hm.size(1), -1), 2)
+    preds = idx.view(idx.size(0), idx.size(1), 1).repeat(1, 1, 2).float()
+    preds[..., 0].apply_(lambda x: (x - 1) % hm.size(3) + 1)
+    diff = torch.FloatTensor([hm[0, 0, 1, 2] - hm[0, 0, 1, 0], hm[0, 0, 2, 1] - hm[0, 0, 0, 1]])
+    preds[0, 0].add_(diff.sign_().mul_(.25))
+    return preds
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("    preds[..., 0].apply_(lambda x: (x - 1) % hm.size(3) + 1)\n", "")) \
+        == [(5, 11, "TDV201")]

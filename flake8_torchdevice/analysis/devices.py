@@ -7,8 +7,8 @@ from typing import AbstractSet, Callable, Dict, Iterator, List, Optional, Sequen
 
 import libcst as cst
 
-from .syntax import (dotted_name, first_argument, is_cuda_literal, keyword, method_call, positional_args,
-                     string_value)
+from .syntax import (dotted_name, first_argument, is_cuda_literal, keyword, last_identifier, method_call,
+                     positional_args, string_value)
 
 _DEVICE_IDENTIFIER_RE = re.compile(r"^(device|dev|[a-z0-9_]*_device|[a-z0-9_]*_dev)$", re.I)
 
@@ -45,14 +45,20 @@ def move_target(node: cst.CSTNode) -> Optional[str]:
 
 
 
+_HOST_DEVICE_NAMES = frozenset({"cpu", "host", "cpu_device", "host_device", "device_cpu"})
+
+
 def moves_to_cpu(node: cst.CSTNode) -> bool:
-    """`x.cpu()`, `x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"))`."""
+    """`x.cpu()`, `x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"))`, and a move to
+    a device named for the host (`host = torch.device("cpu")`, `x.to(host)`: kornia's round trips)."""
     if method_call(node, "cpu") is not None:
         return True
     if method_call(node, "to") is None:
         return False
     assert isinstance(node, cst.Call)
     device = first_argument(node, "device")
+    if isinstance(device, (cst.Name, cst.Attribute)) and (last_identifier(device) or "").lower() in _HOST_DEVICE_NAMES:
+        return True
     if isinstance(device, cst.Call) and dotted_name(device.func) in ("torch.device", "device") and device.args:
         device = device.args[0].value
     text = string_value(device) if device is not None else None

@@ -292,6 +292,7 @@ class ValueKinds:
         self.ctx = analyzer
         # (class, attribute) -> the kinds `self.<attribute> = ...` in the class's `__init__` assigned
         self.attributes: Dict[Tuple[str, str], List[Optional[str]]] = {}
+        self._module_annotations: Dict[int, bool] = {}  # id(annotation) -> names a module class of the project
         # (class, attribute) -> is every `__init__` assignment a torch layer that outputs one tensor
         self.tensor_layers: Dict[Tuple[str, str], bool] = {}
         self._run_time = False  # `is_fixed_at_run_time`: no method counts as construction time
@@ -442,6 +443,13 @@ class ValueKinds:
         kinds = set(self.attributes.get((class_name, attribute), [None]))
         return kinds.pop() if len(kinds) == 1 else None
 
+    def is_stored_callable(self, node: cst.CSTNode) -> bool:
+        """`self.add_noise` of `self.add_noise = NoiseInjection(n)` in `__init__`: called, an
+        attribute the constructor stored is an object (a sub-module), whatever its name says,
+        not a method of the class."""
+        attribute = self.self_attribute(node)
+        return attribute is not None and attribute in self.attributes
+
     def self_attribute(self, node: cst.CSTNode) -> Optional[Tuple[str, str]]:
         """(class, attribute) for `self.<attribute>` inside a method."""
         info = self.ctx.current_class
@@ -531,8 +539,23 @@ class ValueKinds:
             if name in kinds.tensor_uses:
                 return TENSOR
         if name in scope.params and isinstance(scope.node, cst.FunctionDef):
-            return annotation_kind(scope.node, name, self.ctx.resolve)
+            kind = annotation_kind(scope.node, name, self.ctx.resolve)
+            if kind is None and self._annotated_with_a_module_class(scope.node, name):
+                return MODULE  # `code_generator: CodeGenerator`, a module class of the project
+            return kind
         return None
+
+    def _annotated_with_a_module_class(self, function: cst.FunctionDef, name: str) -> bool:
+        params = function.params
+        annotation = next((param.annotation.annotation for param in (*params.posonly_params, *params.params,
+                                                                     *params.kwonly_params)
+                           if param.name.value == name and param.annotation is not None), None)
+        if not isinstance(annotation, (cst.Name, cst.Attribute)):
+            return False
+        known = self._module_annotations.get(id(annotation))
+        if known is None:  # (asked for every read of the parameter: the index is asked once)
+            known = self._module_annotations[id(annotation)] = bool(self.ctx.project_says(annotation, "is_module_class"))
+        return known
 
     # ------------------------------------------------------------ fixed-device tensors
 

@@ -60,7 +60,7 @@ from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TE
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
                      is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
-                     parameter_names, root_name, self_attribute_key, unpacked_pairs)
+                     parameter_names, positional_args, root_name, self_attribute_key, unpacked_pairs)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -97,6 +97,9 @@ _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
 # Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
 _DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
                                r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
+# ... and classes so named (`ImageDataset`, `RandomTransform`); not a `Decoder`, which turns a
+# model's outputs into results where they are (PyLaia's `CTCGreedyDecoder`)
+_PIPELINE_CLASS_RE = re.compile(_DATA_PIPELINE_RE.pattern.replace("decode|", "decode(?!r)|"), re.I)
 # Files of a data pipeline (`naflex_transforms.py`, `datasets/coco.py`, `collate.py`): their
 # plain functions work on the CPU by design.
 _DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
@@ -191,6 +194,7 @@ class FunctionOrigins:
     # name -> (factory call, the Assign that bound it): a CPU tensor whose fate is open
     new_tensors: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
     new_tensor_arms: Dict[str, Tuple[Tuple[int, bool], ...]] = field(default_factory=dict)  # where bound
+    new_tensor_tests: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # ... and under which tests
     # id(If) -> name -> (its `new_tensors` entry, where it was bound, the arms that bound the
     # name again): a CPU tensor set aside while an arm of that `if` holds something else
     set_aside: Dict[int, Dict[str, tuple]] = field(default_factory=dict)
@@ -210,6 +214,8 @@ class OriginsContext(KindsContext, Protocol):
     kinds: ValueKinds
 
     def arms(self) -> Tuple[Tuple[int, bool], ...]: ...
+
+    def tests(self) -> List[Tuple[str, object]]: ...
 
     @property
     def scope(self) -> "Scope": ...
@@ -243,6 +249,7 @@ class TensorOrigins:
         """`name`, bound by `statement`, holds the CPU tensor `factory` made."""
         self.current.new_tensors[name] = (factory, statement)
         self.current.new_tensor_arms[name] = self.ctx.arms()
+        self.current.new_tensor_tests[name] = self.ctx.tests()
 
     def _forget(self, name: str, statement: cst.CSTNode) -> None:
         """`name` is bound again by `statement`: it no longer holds the CPU tensor, unless
@@ -445,10 +452,11 @@ class TensorOrigins:
                      # a diffusion scheduler's `__call__(self, x: Tensor, noise: Tensor, step)` steps
                      # the model's latents)
                      and not (name == "__call__" and (_backpropagates(node) or (
-                         any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
+                         (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
+                          or self._hands_to_torch(node, inputs))  # (PyLaia's CTC decoder: `F.log_softmax(x)`)
                          and not self._in_a_pipeline(info)))))
-            and not _DATA_PIPELINE_RE.search(info.node.name.value)
-            and not _DATA_PIPELINE_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
+            and not _PIPELINE_CLASS_RE.search(info.node.name.value)
+            and not _PIPELINE_CLASS_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
         # (a method named like a builder runs while its object is built; a plain function so
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
@@ -457,9 +465,24 @@ class TensorOrigins:
         builder = name != "__init__" and bool(is_init_time_name(name, info) or _BUILDER_RE.search(name)) and (
             (info is not None and info.is_module)
             or not (any(annotation_kind(node, p, self.ctx.resolve) == TENSOR for p in inputs)
-                    or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))))
+                    or (_COMPUTING_BUILDER_RE.search(name) and _calls_tensor_methods_on(node, inputs))
+                    or self._hands_to_torch(node, inputs)))
         pipeline = info is None and pipeline_file  # `patchify_image`
         return plain and not builder and not pipeline and not _DATA_PIPELINE_RE.search(name)
+
+    def _hands_to_torch(self, function: cst.FunctionDef, params: Set[str]) -> bool:
+        """Does `function` hand one of `params` to a torch function that computes on a tensor
+        (`torch.diagonal(omega, offset=1)`, `torch.sum(x)`), not one that makes or converts
+        (`torch.zeros(n)`, `torch.as_tensor(data)`)? Then a `get_node_features(omega, ...)`
+        computes on the caller's tensors, as a tensor method would show."""
+        def computing(call: cst.Call) -> bool:
+            args = positional_args(call)
+            if not args or root_name(args[0].value) not in params:
+                return False
+            qualified = self.ctx.resolve(call.func) or ""
+            head, _, last = qualified.rpartition(".")
+            return head in _COMPUTING_NAMESPACES and returns_tensor(last) and last not in _MAKING_FUNCTIONS
+        return _calls(function, computing)
 
     def _in_a_pipeline(self, info: Any) -> bool:
         """A class of a data pipeline by its file, its folders (`monai/transforms/spatial/
@@ -716,13 +739,14 @@ class TensorOrigins:
             and info.holds_a_module(node.value.attr.value)  # type: ignore[attr-defined]
 
     def _moved_by_a_method(self, node: cst.CSTNode) -> bool:
-        """`self.model` of a class one of whose methods moves it (`self.model.to(self.device)`),
-        read in another method that runs once the object is built."""
+        """`self.model` of a class one of whose methods (or its base class's in the file) moves it
+        (`self.model.to(self.device)`), read in another method that runs once the object is built."""
         info, function, project = self.ctx.current_class, self.ctx.current_function, self.ctx.project
         if info is None or function is None or project is None or self_attribute_key(node) is None \
                 or (info.is_init_time(function.name.value) and id(function) not in self.per_input_methods):
             return False
-        return node.attr.value in project.own.moved_attributes.get(info.name, ())  # type: ignore[attr-defined]
+        moved = project.own.moved_attributes  # type: ignore[attr-defined]
+        return any(node.attr.value in moved.get(cls.name, ()) for cls in info.lineage())
 
     def is_on_device(self, node: cst.CSTNode) -> bool:
         """A tensor known to sit on a run-time device: `x.to(device)`, `x.cuda()`,
@@ -1000,15 +1024,26 @@ def _calls_tensor_methods_on(function: cst.FunctionDef, params: Set[str]) -> boo
 def _calls_a_method(function: cst.FunctionDef, wanted: Callable[[str, cst.BaseExpression], bool]) -> bool:
     """Does `function` itself (not a function or class nested in it) call `receiver.name(...)`
     for a `wanted(name, receiver)`?"""
+    return _calls(function, lambda call: isinstance(call.func, cst.Attribute)
+                  and wanted(call.func.attr.value, call.func.value))
+
+
+def _calls(function: cst.FunctionDef, wanted: Callable[[cst.Call], bool]) -> bool:
+    """Does `function` itself (not a function or class nested in it) make a `wanted` call?"""
     stack: List[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and wanted(node.func.attr.value, node.func.value):
+        if isinstance(node, cst.Call) and wanted(node):
             return True
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(children(node))
     return False
+
+
+_COMPUTING_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
+# torch's functions that make a tensor from sizes or data, or convert data: an argument of
+# theirs need not be a tensor
+_MAKING_FUNCTIONS = frozenset({*FACTORIES, "from_numpy", "frombuffer", "asarray", "broadcast_shapes"})
 
 
 # A custom autograd op: its static `forward(ctx, x)` and `backward(ctx, grad)` get the

@@ -30,7 +30,8 @@ from .kinds import ValueKinds
 from .origins import TensorOrigins, is_data_pipeline_path
 from .project import TORCH_FUNCTION_RE, ProjectIndex
 from .scopes import Scope, import_fallback_names
-from .syntax import block_statements, child_fields, dotted_name, last_identifier, unpacked_pairs
+from .syntax import (block_statements, child_fields, dotted_name, equality_test, flag_test, last_identifier,
+                     unpacked_pairs)
 
 
 # The only attributes (children) of a node whose visit can enter a guard or a body, and
@@ -269,6 +270,23 @@ class Analyzer(cst.CSTVisitor):
         """Where the node being visited is: the `if` arms around it, as (id of the `If`,
         in its body); `syntax.exclusive_arms` compares two such places."""
         return tuple((id(node), in_body) for node, _, in_body in self.enclosing_tests())
+
+    def tests(self) -> List[Tuple[str, object]]:
+        """What the `if` statements around the node being visited test of one name (for
+        `syntax.tests_exclude`, which tells apart two `if`s of one flag, where `arms` tells apart
+        the arms of one `if`): `if optim == OptimType.oss:` is ("optim", {"OptimType.oss"}) in its
+        body; `if self.parallel:` is ("self.parallel", True) in its body, False in its `else`."""
+        found: List[Tuple[str, object]] = []
+        for node, test, in_body in self.enclosing_tests():
+            if not isinstance(node, cst.If):
+                continue
+            equality = equality_test(test) if in_body else None
+            flag = flag_test(test)
+            if equality is not None:
+                found.append(equality)
+            elif flag is not None:
+                found.append((flag[0], flag[1] == in_body))
+        return found
 
     def enclosing_tests(self) -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]:
         """The `if` statements and expressions around the node being visited, innermost

@@ -26,7 +26,7 @@ from ..analysis.devices import is_device_move, moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
-                               function_statements, self_attribute_key, walk_ast)
+                               function_statements, self_attribute_key, tests_exclude, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               names_a_model, subscript_key, tensor_operands)
@@ -214,8 +214,28 @@ class FactoryWithoutDevice(Rule):
     actions)` of `actions = ....to(self.device)`): the network or its input is on the wrong
     device; never through `DataParallel`/`DistributedDataParallel`, which move their inputs.
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
-    functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is.
+    functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is. In a module's
+    method that runs once it is built, a CPU tensor handed to one of its sub-modules
+    (`self.code_generator(x)`, also through a dict the method built: `x = {...}`,
+    `x["spkr"] = torch.tensor([[s]])`) is reported whatever the method's parameters are
+    (a vocoder's `forward(self, code: List[int])`); a sub-module is one whatever its name
+    (`self.add_noise = NoiseInjection(n)` is called, not stored into); a parameter annotated
+    with a module class of the project holds a module. The seed of `out.backward(t)` must be
+    where `out` is. A function named like a maker or setup (`get_node_features`,
+    `_init_precision`) that hands its parameters to torch (`torch.diagonal(omega)`), or a plain
+    class's `__call__` that does (PyLaia's `CTCGreedyDecoder`: a decoder of a model's outputs,
+    not a data pipeline's), computes on the caller's tensors. An attribute that a base class
+    in the file places on a run-time device (`self.q = torch.zeros(..., device=self.device)`)
+    is there in a subclass's methods. A 0-dim tensor stays silent, but the CPU tensors with
+    dimensions it was combined with (`torch.arange(n) * -torch.log(torch.tensor(b))`) are
+    reported; every name of a chained assignment (`V_mask = h_V = torch.zeros(...)`) holds the
+    tensor.
 
+    Not reported in a function that applies Python callables to a tensor it was handed
+    (`preds.apply_(f)`, like `.numpy()` without `.cpu()`, raises for a GPU tensor: it runs on
+    the CPU); nor after a move to a device named for the host (`host = torch.device("cpu")`,
+    `kp.to(host)`); nor where two `if`s test one flag (`if essential:` ... `else:` twice) and
+    the tensor is bound in one arm of the first and used in the other arm of the second.
     Not reported in a helper that moves some of its own parameters (`x = x.to(device)`):
     its inputs arrive on the CPU, and those it leaves alone stay there. Nor sequence
     lengths handed to a module or a loss (`model(x, input_lengths, y)`: `pack_padded_sequence`
@@ -527,9 +547,9 @@ class FactoryWithoutDevice(Rule):
         return FACTORY_NAMES.get(qualified)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("numpy", "tolist"):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("numpy", "tolist", *_CPU_ONLY_METHODS):
             self._to_host.add(id(self._frame.node))
-            if node.func.attr.value == "numpy" and self._is_host_bound(node):
+            if node.func.attr.value != "tolist" and self._is_host_bound(node):
                 self._host_bound.add(id(self._frame.node))
         factory = self._cpu_factory(node)
         # in the `else:` arm of a CUDA test every tensor is on the CPU
@@ -600,7 +620,8 @@ class FactoryWithoutDevice(Rule):
         it (`if a: t = torch.eye(n)` / `else: t = x.clone(); t[-1]`)."""
         frame = self._frame
         pending = frame.new_tensors.get(name)
-        if pending is not None and exclusive_arms(frame.new_tensor_arms.get(name, ()), self.ctx.arms()):
+        if pending is not None and (exclusive_arms(frame.new_tensor_arms.get(name, ()), self.ctx.arms())
+                                    or tests_exclude(frame.new_tensor_tests.get(name, ()), self.ctx.tests())):
             return None
         return pending
 
@@ -663,11 +684,15 @@ class FactoryWithoutDevice(Rule):
             fate = NEUTRAL
         # (`acc = torch.empty(0)` replaced later, handed to a custom op; `x * torch.tensor(2.0)`;
         # `torch.cat` refuses a 0-dim tensor on any device)
-        if (fate == BAD or self._bundled) and ((id(factory) in self._placeholders and self._joined is None) or (
-                id(factory) in self._scalars and id(factory) not in self._dimmed
-                and self._joined in (None, "cat", "concat", "concatenate"))):
-            fate = NEUTRAL  # (`return action, torch.tensor(0.), mean`: a 0-dim stand-in goes anywhere)
-            self._bundled, self._returned_at = False, None
+        if (fate == BAD or self._bundled) and self._stands_in(factory):
+            sized = [made for made in self._companions.pop(id(factory), ()) if not self._stands_in(made)]
+            if fate == BAD and sized:
+                # `inv = torch.exp(torch.arange(n) * -torch.log(torch.tensor(b)))`: what the 0-dim
+                # tensor was combined with has dimensions; that CPU tensor is the one to report
+                factory, self._companions[id(sized[0])] = sized[0], sized[1:]
+            else:
+                fate = NEUTRAL  # (`return action, torch.tensor(0.), mean`: a 0-dim stand-in goes anywhere)
+                self._bundled, self._returned_at = False, None
         if fate in (BAD, MOVED) and key is not None:
             frame.new_tensors.pop(key, None)
         if fate == BAD:
@@ -691,6 +716,19 @@ class FactoryWithoutDevice(Rule):
                     companions.extend([earlier[0], *self._companions.get(id(earlier[0]), ())])
                 self.ctx.origins.follow(name, factory, assigned[1])
 
+    def _feeds_a_sub_module(self, call: cst.Call) -> bool:
+        """Is `call` the module's own sub-module (`self.code_generator(x)`), in a method that runs
+        once the module is built?"""
+        info = self.ctx.current_class
+        attribute = self.ctx.kinds.self_attribute(call.func)
+        if attribute is None or info is None or not info.is_module or not self.ctx.origins.current.module_runtime:
+            return False
+        # (not the class's own method, maybe defined further down: `self.forward(torch.zeros(...))`
+        # is a dry pass while a model is built)
+        defined = any(isinstance(statement, cst.FunctionDef) and statement.name.value == attribute[1]
+                      for statement in info.node.body.body)
+        return not defined and info.holds_a_module(attribute[1])
+
     def _parallel_wrapper(self, network: cst.CSTNode) -> bool:
         """`ddp_model` of `ddp_model = DDP(model, device_ids=[rank])`: DataParallel and
         DistributedDataParallel move their inputs to the devices themselves."""
@@ -707,6 +745,14 @@ class FactoryWithoutDevice(Rule):
             return True
         root = tensor_expression_root(partner, self.ctx.resolve)
         return root is not None and root.value in self._frame.placed
+
+    def _stands_in(self, factory: cst.Call) -> bool:
+        """Is what `factory` made a stand-in that mixes with any device where it is used now: a
+        placeholder replaced later (`acc = torch.empty(0)`), or a 0-dim tensor in arithmetic
+        (`x * torch.tensor(2.0)`; `torch.cat` refuses one on any device)?"""
+        return (id(factory) in self._placeholders and self._joined is None) or (
+            id(factory) in self._scalars and id(factory) not in self._dimmed
+            and self._joined in (None, "cat", "concat", "concatenate"))
 
     def _report_with_companions(self, factory: cst.Call, partner: Optional[cst.CSTNode]) -> None:
         self._report(factory, partner)
@@ -878,8 +924,12 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
                            else [parent.target])
-                if child is not parent.value or len(targets) != 1:
+                if child is not parent.value:
                     return NEUTRAL, None
+                if len(targets) > 1:
+                    # `V_mask = h_V = torch.zeros(b, n, d)`: each name holds this tensor
+                    names = [t.value for t in targets if isinstance(t, cst.Name)]
+                    return NEUTRAL, ((names, parent) if len(names) == len(targets) else None)
                 target = targets[0]
                 if isinstance(target, cst.Attribute) and self.ctx.origins.is_input_tensor(target.value) \
                         and self.ctx.kinds.is_tensor(target.value):
@@ -905,6 +955,9 @@ class FactoryWithoutDevice(Rule):
                     if self._factory is not None and self.ctx.class_facts.under_once_test(target.attr.value):
                         self._cached_once.add(id(self._factory))
                     return NEUTRAL, ([key], parent)
+                holder = self._filling_a_dict(target)
+                if holder is not None:
+                    return NEUTRAL, ([holder], parent)
                 if not isinstance(target, cst.Name):
                     return NEUTRAL, None  # other attributes and subscripts: unsure
                 return NEUTRAL, ([target.value], parent)
@@ -1004,7 +1057,8 @@ class FactoryWithoutDevice(Rule):
     def _is_host_bound(self, call: cst.Call) -> bool:
         """`grads.data.numpy()`, `self.gradients.numpy()` (of what a hook kept) in a plain
         function: a tensor it was given, or computed from one, turned into an array without
-        `.cpu()`, which raises for a GPU tensor. The function runs on the CPU by design."""
+        `.cpu()`, which raises for a GPU tensor (as `preds.apply_(f)` does). The function runs
+        on the CPU by design."""
         frame = self._frame
         if frame.sensitive or not isinstance(frame.node, cst.FunctionDef):
             return False
@@ -1106,6 +1160,28 @@ class FactoryWithoutDevice(Rule):
         self._gathered.add((id(frame.node), receiver.value))
         return receiver.value
 
+    def _filling_a_dict(self, target: cst.BaseAssignTargetExpression) -> Optional[str]:
+        """`x["spkr"] = t` in device-sensitive code or a module's method that runs once it is built
+        (a vocoder's forward), with `x` a dict the function built: the name of the dict, which now
+        holds `t` (what it meets later decides: `self.code_generator(x)`). (Not in a helper:
+        timm's checkpoint filters fill CPU state dicts on purpose.)"""
+        frame = self._frame
+        if not (frame.sensitive or frame.module_runtime) or not isinstance(target, cst.Subscript) \
+                or not isinstance(target.value, cst.Name) or len(target.slice) != 1 \
+                or not isinstance(target.slice[0].slice, cst.Index) \
+                or not isinstance(target.slice[0].slice.value, cst.SimpleString) \
+                or not isinstance(frame.node, cst.FunctionDef):
+            return None
+        name = target.value.value
+        # (a dict the function built, `x = {"code": code}`: not kornia's `params` of random draws,
+        # handed in or made by a method, which stay on the CPU by design and only index)
+        built = any(isinstance(node, cst.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == name
+                    and (isinstance(node.value, cst.Dict) or (isinstance(node.value, cst.Call)
+                                                             and dotted_name(node.value.func) == "dict"))
+                    for node in function_statements(frame.node))
+        return name if built else None
+
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
         """The fate of a tensor passed to `call` (which stands in `around`); None when the
         call returns a tensor derived from it (`torch.cat`, `torch.stack`, `F.pad`) whose fate decides."""
@@ -1145,6 +1221,12 @@ class FactoryWithoutDevice(Rule):
             if met:
                 self._partner = met[0]
                 return BAD
+        seeded = method_call(call, "backward")
+        if seeded is not None and (arg.keyword is None or arg.keyword.value == "gradient") \
+                and positional_args(call)[:1] in ([arg], []) and self.ctx.origins.is_on_device(seeded):
+            # `out.backward(torch.tensor(g))` of an output on the device: the seed must be there too
+            self._partner = seeded
+            return BAD
         if arg.keyword is not None and arg.keyword.value == "out" and (qualified or "").startswith("torch."):
             return None  # `torch.arange(n, out=torch.LongTensor(n))`: the result is this tensor
         if ((callee in NEUTRAL_CALLEES and not (callee in ("max", "min") and is_tensor_op(qualified)))
@@ -1189,6 +1271,10 @@ class FactoryWithoutDevice(Rule):
             if met:
                 self._partner = met[0]
                 return BAD
+        if not self._frame.sensitive and self._feeds_a_sub_module(call):
+            # a vocoder's `forward(self, code: List[int])` builds its input: the sub-module sits
+            # where the module was moved
+            return BAD
         if not self._frame.sensitive and arg.keyword is None and not arg.star and not _LOSS_CALLEE_RE.search(callee) \
                 and (self.ctx.kinds.is_module(call.func) or names_a_model(call.func)) \
                 and not self._parallel_wrapper(call.func):
@@ -1199,7 +1285,7 @@ class FactoryWithoutDevice(Rule):
             return None
         tensor_op = is_tensor_op(qualified)
         if not tensor_op and isinstance(call.func, cst.Attribute) and _STORING_METHOD_RE.match(callee) \
-                and not self.ctx.kinds.is_tensor(call.func.value):
+                and not self.ctx.kinds.is_tensor(call.func.value) and not self.ctx.kinds.is_stored_callable(call.func):
             return NEUTRAL  # a storage's `buffer.add_data(examples=x, labels=y)` keeps each where it stores it
         if tensor_op or self._frame.sensitive:
             # torch.cat([x, t]): mixing with a tensor on the model's device fails here
@@ -2609,6 +2695,8 @@ class DiscardedTo(Rule):
                     fix=Fix().replace(statement, assign) if fixable else None)
 
 
+# Tensor methods that raise for a GPU tensor: Python callables applied element by element.
+_CPU_ONLY_METHODS = ("apply_", "map_", "map2_")
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
 # DataParallel, DistributedDataParallel (`DDP`), and the names that say a model holds one
 _PARALLEL_WRAPPER_RE = re.compile(r"DataParallel|^DDP$|(^|_)ddp(_|$)|parallel", re.I)

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu, parameter_names, positional_args, string_value)
-from ..analysis.syntax import equality_test, exclusive_arms, flag_test, tests_exclude, walk_ast
+from ..analysis.syntax import exclusive_arms, tests_exclude, walk_ast
 from ..analysis.kinds import MODULE
 from ..analysis.project import DEVICE_WORD_RE, READS_MODEL_RE
 from .base import Fix, Rule, names_read, trigger_union
@@ -301,23 +301,7 @@ class WrapBeforeMove(Rule):
         elif key is not None:
             wrapper = self._assigned_to(node) if built_here or from_helper else None
             scope.note("wraps waiting", list).append(_Wait(node, message, key, wrapper, report_on_move=True,
-                                                           fix=fix, arms=self.ctx.arms(), tests=self._tests()))
-
-    def _tests(self) -> List[Tuple[str, object]]:
-        """What the `if` statements around the node being visited test of one name (for
-        `syntax.tests_exclude`): `if optim == OptimType.oss:` is ("optim", {"OptimType.oss"})
-        in its body; `if self.parallel:` is ("self.parallel", True) in its body, False in its `else`."""
-        found: List[Tuple[str, object]] = []
-        for node, test, in_body in self.ctx.enclosing_tests():
-            if not isinstance(node, cst.If):
-                continue
-            equality = equality_test(test) if in_body else None
-            flag = flag_test(test)
-            if equality is not None:
-                found.append(equality)
-            elif flag is not None:
-                found.append((flag[0], flag[1] == in_body))
-        return found
+                                                           fix=fix, arms=self.ctx.arms(), tests=self.ctx.tests()))
 
     def _rebound_only_elsewhere(self, key: str) -> bool:
         """Was `key`, returned by a call, bound again only on a path that excludes the wrap?"""
@@ -325,12 +309,12 @@ class WrapBeforeMove(Rule):
         if rebound is None:
             return False
         arms, tests = rebound
-        return exclusive_arms(arms, self.ctx.arms()) or tests_exclude(tests, self._tests())
+        return exclusive_arms(arms, self.ctx.arms()) or tests_exclude(tests, self.ctx.tests())
 
     def _moved_only_elsewhere(self, key: str) -> bool:
         """Was `key` moved only in `if` arms that exclude where the wrap is, by the value of
         one name (`if kind == "sdp": model.cuda()` then `if kind == "ddp": DDP(model)`)?"""
-        here = self._tests()
+        here = self.ctx.tests()
         moves = [tests for target, tests in self.ctx.function_scope().notes.get("device move tests", ())
                  if target == key]
         return bool(moves) and all(tests_exclude(tests, here) for tests in moves)
@@ -381,7 +365,7 @@ class WrapBeforeMove(Rule):
             wrapper = dotted_name(statement.targets[0].target)
         scope = self.ctx.function_scope()
         arms = self.ctx.arms()
-        tests = self._tests()
+        tests = self.ctx.tests()
         # moved to a device before, on a path that does not reach the wrap (the other arm of
         # an `if` around the wrap, an arm of an earlier `if` that returns, or an `if` whose
         # test excludes the wrap's: `if not self.parallel: model.cuda()`)
@@ -511,7 +495,7 @@ class WrapBeforeMove(Rule):
             elif key in from_call:
                 from_call.discard(key)
                 # (where: a path that excludes a later wrap still wraps what the call returned)
-                scope.note("rebound after a call", dict)[key] = (self.ctx.arms(), self._tests())
+                scope.note("rebound after a call", dict)[key] = (self.ctx.arms(), self.ctx.tests())
             if built:
                 constructed.add(key)
                 handed_in.discard(key)
@@ -580,7 +564,7 @@ class WrapBeforeMove(Rule):
         scope = self.ctx.function_scope()
         to_cpu = moves_to_cpu(call)
         arms = self.ctx.arms()
-        tests = self._tests()
+        tests = self.ctx.tests()
         on_cpu = scope.note("on the cpu", set)  # last moved to the CPU, in statement order
         if to_cpu:
             on_cpu.add(target)
@@ -739,7 +723,7 @@ class _Wait:
     # to move it, and this path forgot); whether a move on the wrap's path came in time;
     # whether the wrapper left the scope by a `return` (any later move is on another path)
     arms: Tuple[Tuple[int, bool], ...] = ()
-    tests: Sequence[Tuple[str, object]] = ()  # `_tests()` at the wrap
+    tests: Sequence[Tuple[str, object]] = ()  # `Analyzer.tests()` at the wrap
     elsewhere: bool = False
     placed: bool = False
     gone: bool = False
