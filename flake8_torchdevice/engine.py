@@ -290,7 +290,12 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
             if node.name != "__init__" or not kept:
                 stub(node, _first_line(node), node.end_lineno or node.lineno, methods)
 
-    visit(tree.body)
+    try:
+        visit(tree.body)
+    finally:
+        # (`visit` calls itself: a cycle through its closure that would keep everything here,
+        # the project index and the file's tree with it, alive until a cyclic collection)
+        visit = None  # type: ignore[assignment]
     if not kept_any:
         # Only module-level code (and class bodies) can still match.
         outside = "".join(line for line, new in zip(lines, sparse) if line is new)

@@ -506,45 +506,46 @@ def summarise(source: str, path: str) -> FileSummary:
     return summarise_tree(tree, path)
 
 
+def _bind_imports(summary: FileSummary, statements, first_wins: bool) -> None:
+    """The imports of `statements` into `summary.imports` (`first_wins`: an earlier binding stays)."""
+    for statement in statements:
+        if isinstance(statement, ast.Try):
+            # `try: from a import X / except ImportError: from b import X`: what runs first
+            _bind_imports(summary, statement.body, first_wins)
+            for handler in statement.handlers:
+                _bind_imports(summary, handler.body, True)
+            continue
+        if isinstance(statement, ast.If):
+            _bind_imports(summary, statement.body, first_wins)
+            _bind_imports(summary, statement.orelse, True)
+            continue
+        pairs: List[Tuple[str, str]] = []
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    pairs.append((alias.asname, alias.name))
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    pairs.append((top, top))
+        elif isinstance(statement, ast.ImportFrom):
+            prefix = "." * statement.level + (statement.module or "")
+            for alias in statement.names:
+                if alias.name != "*":
+                    joined = f"{prefix}.{alias.name}" if not prefix.endswith(".") else prefix + alias.name
+                    pairs.append((alias.asname or alias.name, joined))
+                elif prefix.strip("."):
+                    summary.star_imports.append(prefix)
+        for local, target in pairs:
+            if first_wins:
+                summary.imports.setdefault(local, target)
+            else:
+                summary.imports[local] = target
+
+
 def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
     """The summary of one file's `ast`."""
     summary = FileSummary(path)
-
-    def bind_imports(statements, first_wins: bool) -> None:
-        for statement in statements:
-            if isinstance(statement, ast.Try):
-                # `try: from a import X / except ImportError: from b import X`: what runs first
-                bind_imports(statement.body, first_wins)
-                for handler in statement.handlers:
-                    bind_imports(handler.body, True)
-                continue
-            if isinstance(statement, ast.If):
-                bind_imports(statement.body, first_wins)
-                bind_imports(statement.orelse, True)
-                continue
-            pairs: List[Tuple[str, str]] = []
-            if isinstance(statement, ast.Import):
-                for alias in statement.names:
-                    if alias.asname:
-                        pairs.append((alias.asname, alias.name))
-                    else:
-                        top = alias.name.split(".", 1)[0]
-                        pairs.append((top, top))
-            elif isinstance(statement, ast.ImportFrom):
-                prefix = "." * statement.level + (statement.module or "")
-                for alias in statement.names:
-                    if alias.name != "*":
-                        joined = f"{prefix}.{alias.name}" if not prefix.endswith(".") else prefix + alias.name
-                        pairs.append((alias.asname or alias.name, joined))
-                    elif prefix.strip("."):
-                        summary.star_imports.append(prefix)
-            for local, target in pairs:
-                if first_wins:
-                    summary.imports.setdefault(local, target)
-                else:
-                    summary.imports[local] = target
-
-    bind_imports(tree.body, False)
+    _bind_imports(summary, tree.body, False)
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Attribute):
