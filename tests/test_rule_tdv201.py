@@ -3192,3 +3192,59 @@ def get_preds_fromhm(hm):
     assert tdv201(code) == []
     assert tdv201(code.replace("    preds[..., 0].apply_(lambda x: (x - 1) % hm.size(3) + 1)\n", "")) \
         == [(5, 11, "TDV201")]
+
+
+def test_what_module_methods_other_than_forward_build_on_the_cpu_on_purpose():
+    # ComfyUI's `encode_adm` embeds plain numbers on the CPU with a module that keeps no weights
+    # and takes the rest there; a diffusion model's `log_images` fills a dict for the logger
+    code = """import torch
+import torch.nn as nn
+class SDXL(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedder = Timestep(256)
+
+    def encode_adm(self, **kwargs):
+        clip_pooled = kwargs["pooled_output"]
+        out = []
+        out.append(self.embedder(torch.Tensor([kwargs.get("height", 768)])))
+        flat = torch.flatten(torch.cat(out)).unsqueeze(dim=0)
+        return torch.cat((clip_pooled.to(flat.device), flat), dim=1)
+
+    def log_images(self, batch, c_cat):
+        log = dict()
+        log["control"] = c_cat[:, :3]
+        log["conditioning"] = torch.tensor(batch["hint"].cpu().numpy()) * 2.0 - 1.0
+        return log
+"""
+    assert tdv201(code) == []
+
+
+def test_a_test_case_named_for_a_metric_is_no_metric():
+    # mmdetection3d's `TestIndoorMetric`: classes named like a metric compute on their inputs,
+    # their tests do not
+    code = """import unittest
+import torch
+class TestIndoorMetric(unittest.TestCase):
+    def test_process(self, stdout):
+        preds = dict()
+        preds["scores_3d"] = torch.ones(12)
+        preds["labels_3d"] = torch.Tensor([2, 2, 3])
+        self.metric.process({}, [preds])
+"""
+    assert tdv201(code) == []
+
+
+def test_a_maker_filling_features_from_its_input_returns_them_on_the_cpu():
+    # GOPS's polynomial features: `create_features(x)` multiplies the input's columns into a CPU
+    # buffer and returns it
+    code = """import torch
+def create_features(x, degree=2):
+    features = torch.zeros((x.shape[0], 3))
+    k = 0
+    for i in range(2):
+        features[:, k : k + 1] = torch.mul(x[:, i : i + 1], x[:, i : i + 1])
+        k += 1
+    return features
+"""
+    assert tdv201(code) == [(3, 15, "TDV201")]

@@ -215,7 +215,7 @@ class FactoryWithoutDevice(Rule):
     device; never through `DataParallel`/`DistributedDataParallel`, which move their inputs.
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is. In a module's
-    method that runs once it is built, a CPU tensor handed to one of its sub-modules
+    `forward`, a CPU tensor handed to one of its sub-modules
     (`self.code_generator(x)`, also through a dict the method built: `x = {...}`,
     `x["spkr"] = torch.tensor([[s]])`) is reported whatever the method's parameters are
     (a vocoder's `forward(self, code: List[int])`); a sub-module is one whatever its name
@@ -426,6 +426,9 @@ class FactoryWithoutDevice(Rule):
         # (id of the function's node, name) -> a value computed from the inputs written into the CPU tensor
         # `name` holds (`out[i] = x[i] / 2`): returned, it brings the inputs' results to the CPU
         self._filled: Dict[Tuple[int, str], cst.CSTNode] = {}
+        # (function, name) of the dicts a function built that hold a CPU tensor (`x["spkr"] = t`):
+        # filled with other values, a dict is no tensor filled with results
+        self._dicts: Set[Tuple[int, str]] = set()
         # factory -> the other CPU factories whose tensors its own was combined with into one
         # name (`y = y_ + torch.eye(k)`): reported with it, where that name meets the device
         self._companions: Dict[int, List[cst.Call]] = {}
@@ -717,11 +720,14 @@ class FactoryWithoutDevice(Rule):
                 self.ctx.origins.follow(name, factory, assigned[1])
 
     def _feeds_a_sub_module(self, call: cst.Call) -> bool:
-        """Is `call` the module's own sub-module (`self.code_generator(x)`), in a method that runs
-        once the module is built?"""
+        """Is `call` the module's own sub-module (`self.code_generator(x)`), in its `forward`? (Not
+        in other methods: ComfyUI's `encode_adm` embeds its numbers on the CPU on purpose with a
+        module that keeps no weights, and moves the rest there.)"""
         info = self.ctx.current_class
         attribute = self.ctx.kinds.self_attribute(call.func)
-        if attribute is None or info is None or not info.is_module or not self.ctx.origins.current.module_runtime:
+        function = self.ctx.current_function
+        if attribute is None or info is None or not info.is_module or function is None \
+                or function.name.value not in ("forward", "__call__") or not self.ctx.origins.current.module_runtime:
             return False
         # (not the class's own method, maybe defined further down: `self.forward(torch.zeros(...))`
         # is a dry pass while a model is built)
@@ -917,6 +923,7 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, cst.AssignTarget):
                 assign = self.ctx.parent(depth + 1)
                 if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
+                        and (id(self._frame.node), key) not in self._dicts \
                         and (sensitive or self._frame.helper) and not moves_to_cpu(assign.value) \
                         and self.ctx.origins.involves_input(assign.value):
                     self._filled.setdefault((id(self._frame.node), key), assign.value)  # `out[i] = x[i] / 2`
@@ -1180,7 +1187,10 @@ class FactoryWithoutDevice(Rule):
                     and (isinstance(node.value, cst.Dict) or (isinstance(node.value, cst.Call)
                                                              and dotted_name(node.value.func) == "dict"))
                     for node in function_statements(frame.node))
-        return name if built else None
+        if not built:
+            return None
+        self._dicts.add((id(frame.node), name))
+        return name
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
         """The fate of a tensor passed to `call` (which stands in `around`); None when the
