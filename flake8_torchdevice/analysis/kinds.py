@@ -554,7 +554,8 @@ class ValueKinds:
             return False
         known = self._module_annotations.get(id(annotation))
         if known is None:  # (asked for every read of the parameter: the index is asked once)
-            known = self._module_annotations[id(annotation)] = bool(self.ctx.project_says(annotation, "is_module_class"))
+            known = bool(self.ctx.project_says(annotation, "is_module_class"))
+            self._module_annotations[id(annotation)] = known
         return known
 
     # ------------------------------------------------------------ fixed-device tensors
