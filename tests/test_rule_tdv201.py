@@ -3248,3 +3248,23 @@ def create_features(x, degree=2):
     return features
 """
     assert tdv201(code) == [(3, 15, "TDV201")]
+
+
+def test_the_remedy_names_no_parameter_that_is_none_where_the_factory_stands():
+    # google-deepmind/tips: `position = torch.arange(n)` where `position is None`: its device is
+    # no remedy there
+    code = """from typing import Optional
+import torch
+import torch.nn as nn
+class PositionalEmbedding(nn.Module):
+    def forward(self, seq_length: int, position: Optional[torch.Tensor] = None):
+        if position is None:
+            position = torch.arange(seq_length, dtype=torch.float32)[None, :]
+        inv_freq = torch.exp(torch.arange(8, dtype=torch.float32))
+        return torch.sin(position[:, :, None] * inv_freq)
+"""
+    messages = {(f.line, f.message) for f in lint_source(code, "t.py", Options(enabled=frozenset({"TDV201"})))}
+    assert (7, "torch.arange() without device= makes a CPU tensor in device-sensitive code; pass "
+               "device=<tensor>.device of a tensor already on the right device") in messages
+    assert (8, "torch.arange() without device= makes a CPU tensor in device-sensitive code; pass "
+               "device=position.device") in messages

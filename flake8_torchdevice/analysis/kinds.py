@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Protocol, Set, Tuple
+from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Protocol, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -61,7 +61,8 @@ class KindsContext(Protocol):
 
     def function_scope(self) -> Scope: ...
 
-    def enclosing_tests(self) -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]: ...
+    def enclosing_tests(self, stack: Optional[Sequence[cst.CSTNode]] = None) \
+            -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]: ...
 
 
 TENSOR, MODULE, DEVICE, NUMBER = "tensor", "module", "device", "number"

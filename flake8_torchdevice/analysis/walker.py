@@ -288,11 +288,12 @@ class Analyzer(cst.CSTVisitor):
                 found.append((flag[0], flag[1] == in_body))
         return found
 
-    def enclosing_tests(self) -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]:
-        """The `if` statements and expressions around the node being visited, innermost
-        first, up to the enclosing function: (the `If`/`IfExp`, its test, True in its body
-        or False in its `else`)."""
-        stack = self.stack
+    def enclosing_tests(self, stack: Optional[Sequence[cst.CSTNode]] = None) \
+            -> Iterable[Tuple[cst.CSTNode, cst.BaseExpression, bool]]:
+        """The `if` statements and expressions around the node being visited (or the last of
+        `stack`, a copy of an earlier `self.stack`), innermost first, up to the enclosing
+        function: (the `If`/`IfExp`, its test, True in its body or False in its `else`)."""
+        stack = self.stack if stack is None else stack
         for index in range(len(stack) - 2, -1, -1):
             node = stack[index]
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):

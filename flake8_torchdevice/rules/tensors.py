@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -380,7 +380,9 @@ class FactoryWithoutDevice(Rule):
     `__init__`, `device = args.device` above it). Nothing else is certain to exist
     there (a local tensor may be computed after it, a moved argument is not on the
     device yet, a tensor parameter of a plain function may be anywhere), so otherwise
-    there is no fix, also with `--add-device`.
+    there is no fix, also with `--add-device`. The message names the likeliest device when
+    there is no fix, never a parameter the code around says is None there (`if position is
+    None: position = torch.arange(n)`).
 
     ## How to silence it
     - One line: `mask = torch.ones(n)  # noqa: TDV201`.
@@ -1453,8 +1455,10 @@ class FactoryWithoutDevice(Rule):
         attribute = self._device_attribute_in(partner)
         if attribute is not None:
             return f"{attribute}.device", None  # `self.loc` of a distribution, `self.weight`
-        # The first parameter that can be a tensor: not `model`, `args`, `loader`, ...
-        tensors = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
+        # The first parameter that can be a tensor: not `model`, `args`, `loader`, ..., nor one
+        # the code around says is None here (`if position is None: position = torch.arange(n)`)
+        absent = self._none_at(self._stacks.get(id(call)))
+        tensors = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p) and p not in absent]
         # the tensor it meets first (`X` of `X * torch.rand(n)`, not a module `D` listed before it)
         root = tensor_expression_root(partner, self.ctx.resolve) if partner is not None else None
         # (a local the tensor meets later, bound after the factory, is no device for it)
@@ -1462,6 +1466,22 @@ class FactoryWithoutDevice(Rule):
                                                            and root.value in self._bound_before.get(id(call), ()))):
             tensors = [root.value] + [p for p in tensors if p != root.value]
         return (f"{tensors[0]}.device", tensors[0]) if tensors else (None, None)
+
+    def _none_at(self, stack: Optional[Sequence[cst.CSTNode]]) -> Set[str]:
+        """The names the `if` arms around the factory (`stack`, where it stands) say are None:
+        the body of `if x is None:` or `if not x:`, the `else` of `if x is not None:`."""
+        found: Set[str] = set()
+        for _, test, in_body in self.ctx.enclosing_tests(stack):
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+                    and isinstance(test.expression, cst.Name) and in_body:
+                found.add(test.expression.value)
+            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+                    and isinstance(test.comparisons[0].comparator, cst.Name) \
+                    and test.comparisons[0].comparator.value == "None":
+                operator = test.comparisons[0].operator
+                if (isinstance(operator, cst.Is) and in_body) or (isinstance(operator, cst.IsNot) and not in_body):
+                    found.add(test.left.value)
+        return found
 
 
 # Functions that draw, show or write what they are given: they read it on the host.
