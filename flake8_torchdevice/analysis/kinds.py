@@ -961,11 +961,10 @@ class ValueKinds:
                     else:
                         self.bind(element.value, None)
             elif isinstance(target_node, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call) \
-                    and LIBRARY_TENSORS.get(self.ctx.resolve(node.value.func) or ""):
+                    and (positions := LIBRARY_TENSORS.get(self.ctx.resolve(node.value.func) or "")):
                 # `wav, sr = torchaudio.load(path)`: the parts a library function returns as tensors
-                positions = LIBRARY_TENSORS[self.ctx.resolve(node.value.func) or ""]
                 for index, element in enumerate(target_node.elements):
-                    self.bind(element.value, TENSOR if index in positions else None)  # type: ignore[operator]
+                    self.bind(element.value, TENSOR if index in positions else None)
             elif isinstance(target_node, (cst.Tuple, cst.List)):
                 # `x, y = batch` of a loader batch, `logits, aux = model(x)` of a module (what
                 # has `.to()` among the parts of a model's output is a tensor): tensors;

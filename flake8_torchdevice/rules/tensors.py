@@ -26,7 +26,7 @@ from ..analysis.devices import is_device_move, moves_to_cpu
 from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
-                               function_statements, self_attribute_key, tests_exclude, walk_ast)
+                               flag_test, function_statements, self_attribute_key, tests_exclude, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               names_a_model, subscript_key, tensor_operands)
@@ -1472,9 +1472,9 @@ class FactoryWithoutDevice(Rule):
         the body of `if x is None:` or `if not x:`, the `else` of `if x is not None:`."""
         found: Set[str] = set()
         for _, test, in_body in self.ctx.enclosing_tests(stack):
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
-                    and isinstance(test.expression, cst.Name) and in_body:
-                found.add(test.expression.value)
+            flag = flag_test(test)
+            if in_body and flag is not None and flag[1] is False and "." not in flag[0]:
+                found.add(flag[0])  # `if not x:` (and `if not not not x:`)
             elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
                     and isinstance(test.comparisons[0].comparator, cst.Name) \
                     and test.comparisons[0].comparator.value == "None":
