@@ -573,7 +573,17 @@ def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: C
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    parts = _parse_in_parts(text, starts, line_in_file)
+    indents: Dict[int, Tuple[int, int]] = {}  # line -> widths of its indentation, as written and as parsed
+    try:
+        parts = _parse_in_parts(text, starts, line_in_file)
+    except SourceError:
+        # Python reads a tab in an indentation as up to 8 columns and takes a block that
+        # mixes tabs and spaces (old research code); libcst's tokenizer does not: parse the
+        # text with its indentations spelled in spaces, and give the columns back as written
+        text, indents = _indentation_in_spaces(text)
+        if not indents:
+            raise
+        parts = _parse_in_parts(text, starts, line_in_file)
     module = parts[0][1] if len(parts) == 1 else cst.Module(body=[s for _, part in parts for s in part.body])
     raw = analyse_module(module, rules, options, project, filename)
     if not raw:
@@ -589,13 +599,36 @@ def _analyse(text: str, rules: Sequence[type], options: Options, line_in_file: C
             if id(node) in wanted:
                 located[id(node)] = (where.start.line + offset, where.start.column,
                                      where.end.line + offset, where.end.column)
+    def as_written(line: int, col: int) -> int:
+        written, parsed = indents.get(line, (0, 0))
+        return col - parsed + written if col >= parsed else min(col, written)
+
     findings: Dict[Tuple[int, int, str, str], Finding] = {}
     for node, code, message, fix in raw:
         start_line, start_col, end_line, end_col = located[id(node)]
-        key = (line_in_file(start_line), start_col, code, message)
-        fixable = is_applicable(fix, options) or (key in findings and findings[key].fixable)
-        findings[key] = Finding(*key, fixable=fixable, end_line=line_in_file(end_line), end_col=end_col)
+        key = (line_in_file(start_line), as_written(start_line, start_col), code, message)
+        # (`fix` rewrites the file as written: it leaves a file libcst cannot read alone)
+        fixable = not indents and (is_applicable(fix, options) or (key in findings and findings[key].fixable))
+        findings[key] = Finding(*key, fixable=fixable, end_line=line_in_file(end_line),
+                                end_col=as_written(end_line, end_col))
     return sorted(findings.values())
+
+
+def _indentation_in_spaces(text: str) -> Tuple[str, Dict[int, Tuple[int, int]]]:
+    """`text` with each indentation that holds a tab written in spaces (a tab to the next
+    multiple of 8, as Python reads it), and, per changed line (1-based), the widths of its
+    indentation before and after. Lines inside strings are indented too, so their text
+    changes; no rule reads the text of a string's indentation."""
+    lines = io.StringIO(text, newline="").readlines()
+    indents: Dict[int, Tuple[int, int]] = {}
+    for number, line in enumerate(lines, 1):
+        body = line.lstrip(" \t\f")
+        indent = line[:len(line) - len(body)]
+        if "\t" in indent:
+            spaces = indent.expandtabs(8)
+            lines[number - 1] = spaces + body
+            indents[number] = (len(indent), len(spaces))
+    return "".join(lines), indents
 
 
 def _parse_in_parts(text: str, starts: Sequence[int],

@@ -110,6 +110,21 @@ def test_deep_or_long_code_is_skipped(tmp_path, body, reason):
     assert (code, out) == (0, "") and f"flake8-torchdevice: skipped {path}: {reason}" in err
 
 
+def test_an_indentation_mixing_tabs_and_spaces_is_read_as_python_reads_it(tmp_path):
+    """Python takes a block indented `\t  ` under one indented `\t` (old research code: GFM's
+    test script); libcst's tokenizer refuses it. The file is analysed with its indentations
+    in spaces, columns counted as written, and `fix` leaves it alone."""
+    source = b"import torch\ndef f(x):\n\tif x:\n\t  y = x.cuda()\n\treturn 1\n"
+    path = write(tmp_path, "m.py", source)
+    code, out, err = check_cli(path)
+    assert (code, err) == (1, "") and out.startswith(f"{path}:4:10: TDV101 ") and "[*]" not in out
+    assert check_flake8(path)[:2] == (1, f"{path}:4:10: TDV101 .cuda() hard-codes CUDA and fails without a GPU; "
+                                         "use .to(device) with a device chosen at run time\n")
+    run(["flake8_torchdevice", "fix", path])
+    with open(path, "rb") as handle:
+        assert handle.read() == source
+
+
 def test_binop_chain_never_crashes_our_plugin(tmp_path):
     path = write(tmp_path, "b.py", (CUDA + "y = " + " + ".join(["a"] * 1000) + "\n").encode())
     code, out, err = check_cli(path)
