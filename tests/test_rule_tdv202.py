@@ -811,6 +811,39 @@ class Emb(nn.Module):
         ".cuda(device)", "._apply(fn)"), enabled=frozenset({"TDV202"})) == []
 
 
+def test_an_override_of_to_moves_only_the_attributes_it_names():
+    """pytorch-soft-actor-critic's DeterministicPolicy: its `to()` moves `scale` by name, not
+    the `noise` that `sample()` adds to the mean on the GPU."""
+    code = """\
+import torch
+import torch.nn as nn
+class Policy(nn.Module):
+    def __init__(self, n, low, high):
+        super().__init__()
+        self.mean = nn.Linear(n, n)
+        self.noise = torch.Tensor(n)
+        self.scale = torch.FloatTensor((high - low) / 2.)
+    def forward(self, x):
+        return torch.tanh(self.mean(x)) * self.scale
+    def sample(self, x):
+        return self.forward(x) + self.noise.normal_(0., std=0.1)
+    def to(self, device):
+        \"\"\"The scale moves too.\"\"\"
+        self.scale = self.scale.to(device)
+        return super().to(device)
+"""
+    assert tdv202(code) == [(7, 8, "TDV202")]
+    # an override that names the noise too, or moves whatever the policy holds
+    both = code.replace("        return super().to(device)",
+                        "        self.noise = self.noise.to(device)\n        return super().to(device)")
+    assert tdv202(both) == []
+    every = code.replace("        self.scale = self.scale.to(device)\n",
+                         "        for name, value in list(vars(self).items()):\n"
+                         "            if torch.is_tensor(value):\n"
+                         "                setattr(self, name, value.to(device))\n")
+    assert tdv202(every) == []
+
+
 def test_an_attribute_annotated_as_a_tensor_computed_from_what_was_handed_in():
     """DDPMs-Pytorch's GaussianDDPM: `self.alphas_hat: torch.FloatTensor =
     self.var_scheduler.get_alpha_hat()`, the scheduler handed to `__init__`; the annotation says

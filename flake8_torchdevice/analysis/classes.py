@@ -21,7 +21,7 @@ from .devices import is_device_move, moves_to_cpu
 from .kinds import MODULE, TENSOR, TO_PYTHON, TORCH_MODULE, VARIABLE, is_tensor_type, tensor_operands
 from .project import is_library_module_class
 from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
-                     last_identifier, method_call, string_value, unpacked_pairs)
+                     last_identifier, method_call, self_attribute_key, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
     from .kinds import ValueKinds
@@ -329,9 +329,48 @@ class ClassInfo:
         not known to be on the CPU."""
         return any(info.device_moves & info.init_time_methods() for info in self.lineage())
 
-    def moves_its_tensors(self) -> bool:
-        """It overrides `_apply`/`to`: plain tensor attributes move with it."""
-        return any(method in _MOVING_OVERRIDES for info in self.lineage() for method in info.methods)
+    def moves_its_tensors(self, name: Optional[str] = None) -> bool:
+        """It overrides `_apply`/`to`: plain tensor attributes move with it. An override that
+        only moves attributes it names (`self.scale = self.scale.to(device)`, then `return
+        super().to(device)`) moves those alone: with `name`, is `self.<name>` one of them?
+        Without, does some override move whatever the class holds?"""
+        for info in self.lineage():
+            for method in _MOVING_OVERRIDES.intersection(info.methods):
+                named = _attributes_moved_by_name(info.methods[method])
+                if named is None or (name is not None and name in named):
+                    return True
+        return False
+
+
+def _attributes_moved_by_name(override: cst.FunctionDef) -> Optional[Set[str]]:
+    """The `X`s of `self.X = self.X.to(device)` statements that make up the whole override
+    (beside a docstring and `return super().to(device)`); None when it does anything else,
+    which may move every attribute (a loop over `vars(self)`, `self._apply(fn)`), or when
+    the fast path left only its name (`def to(self): pass`)."""
+    named: Set[str] = set()
+    body = override.body.body if isinstance(override.body, cst.IndentedBlock) else [override.body]
+    for line in body:
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return None
+        for statement in line.body:
+            if isinstance(statement, cst.Expr) and isinstance(statement.value, (cst.SimpleString,
+                                                                                cst.ConcatenatedString)):
+                continue
+            if isinstance(statement, cst.Return) and isinstance(statement.value, cst.Call) \
+                    and isinstance(statement.value.func, cst.Attribute) \
+                    and isinstance(statement.value.func.value, cst.Call) \
+                    and dotted_name(statement.value.func.value.func) == "super":
+                continue
+            if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+                return None
+            target, value = statement.targets[0].target, statement.value
+            key = self_attribute_key(target)
+            if key is None or not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                                   and value.func.attr.value in _MOVERS
+                                   and self_attribute_key(value.func.value) == key):
+                return None
+            named.add(key[5:])
+    return named or None
 
 
 class ClassFactsContext(Protocol):

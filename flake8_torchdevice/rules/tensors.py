@@ -1717,7 +1717,10 @@ class UnregisteredTensorAttribute(Rule):
     ## When it is not reported
     - Classes that are not `nn.Module`s, and modules that move their own tensors
       (they override `_apply` or `to`; overriding only `cuda()`/`cpu()` moves nothing
-      for `module.to(device)`, which never calls them: torecsys' embeddings).
+      for `module.to(device)`, which never calls them: torecsys' embeddings). An override
+      that only moves attributes it names (`self.scale = self.scale.to(device)`, then
+      `return super().to(device)`) moves those alone: the others are still reported
+      (soft-actor-critic's `noise`).
     - `nn.Module.__setattr__` registers it: the name is a buffer
       (`register_buffer("name", ...)` anywhere in the class or a base class in the
       file, also through the class's own helper, `register_buffer_or_parameter("name", t)`,
@@ -1942,7 +1945,8 @@ class UnregisteredTensorAttribute(Rule):
                 # another method sets it anew (ultralytics' `self.ab = self.ab.to(...)` in forward)
                 assignment.method == "train" and assignment.kind == TENSOR
                 and all(other.method == "train" for other in info.assignments if other.name == name))
-            if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value):
+            if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value) \
+                    or info.moves_its_tensors(name):
                 continue
             reported.add(name)
             self.report(assignment.target, self._message(name, assignment.value),
