@@ -1087,3 +1087,22 @@ class HadamardCode(nn.Module):
         return x @ self.labels
 """
     assert tdv202(code) == [(7, 8, "TDV202")]
+
+
+def test_a_copy_of_a_table_is_no_tensor():
+    """scyan's model keeps a column slice of the AnnData it was given (`adata[:, cols].copy()`):
+    a tensor has `clone()`, not `copy()`; NumPy arrays, pandas frames and AnnData do."""
+    code = """\
+import torch
+import pytorch_lightning as pl
+class Scyan(pl.LightningModule):
+    def __init__(self, adata, marker_pop_matrix):
+        super().__init__()
+        self.marker_pop_matrix = marker_pop_matrix
+        self.adata = adata[:, self.marker_pop_matrix.columns].copy()
+    def forward(self, x):
+        return self.module(x)
+    def predict(self, x, key_added="scyan_pop"):
+        self.adata.obs[key_added] = self(x).argmax(1).cpu().numpy()
+"""
+    assert tdv202(code) == []

@@ -71,7 +71,8 @@ TENSOR_METHODS_ALSO_FUNCTIONS = frozenset({"matmul", "diag", "exp", "log", "logs
 # Methods of a tensor that do not return a tensor.
 NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "numel", "dim", "size", "stride", "element_size",
                                 "data_ptr", "is_contiguous", "is_floating_point", "get_device", "__len__",
-                                "nelement", "backward", "storage", "untyped_storage", "equal"})
+                                "nelement", "backward", "storage", "untyped_storage", "equal",
+                                "copy", "astype"})  # (NumPy's and pandas' copies: a tensor has `clone`)
 
 
 def returns_tensor(name: str) -> bool:
