@@ -552,3 +552,22 @@ def test_torch_function_brought_by_a_star_import(tmp_path):
 def test_a_function_returning_arithmetic_on_a_tensor_returns_that_tensor(body, expected):
     summary = project.summarise(f"import torch\ndef make(n):\n{body}", "masks.py")
     assert [summary.qualify(callee) for callee in summary.returns["make"]] == expected
+
+
+def test_an_object_whose_base_in_another_file_keeps_its_device_computes_there(tmp_path):
+    """MP_PyTorch's DMP and omnisafe's adapters: the base class of another file keeps the
+    device the object was told (`self._device = device`) and uses it; a method of the
+    subclass that mixes a new CPU tensor with what it is handed mixes devices."""
+    write(tmp_path, {"agents/__init__.py": "",
+                     "agents/base.py": "import torch\n\n\nclass Base:\n    def __init__(self, device):\n"
+                                       "        self._device: torch.device = device\n\n"
+                                       "    def put(self, x):\n        return x.to(self._device)\n",
+                     "agents/dmp.py": "import torch\nfrom .base import Base\n\n\nclass DMP(Base):\n"
+                                      "    def integrate(self, goal, forcing):\n"
+                                      "        pos = torch.zeros(forcing.shape[0], 3)\n"
+                                      "        pos[0] = goal\n        return pos + forcing\n"})
+    assert findings(tmp_path / "agents/dmp.py") == [(7, 14, "TDV201")]
+    # a base that keeps the device but never uses it says nothing of where the object computes
+    write(tmp_path, {"agents/base.py": "import torch\n\n\nclass Base:\n    def __init__(self, device):\n"
+                                       "        self._device: torch.device = device\n"})
+    assert findings(tmp_path / "agents/dmp.py") == []

@@ -3268,3 +3268,141 @@ class PositionalEmbedding(nn.Module):
                "device=<tensor>.device of a tensor already on the right device") in messages
     assert (8, "torch.arange() without device= makes a CPU tensor in device-sensitive code; pass "
                "device=position.device") in messages
+
+
+def test_an_object_told_its_device_computes_there():
+    # KolSol's spectral solver and torchattacks' CW: a class that keeps the device it was told
+    # and uses it (`self.device = device`, `device=self.device`) computes on that device, on
+    # what its methods are handed
+    code = """import torch
+class Solver:
+    def __init__(self, n, device):
+        self.n = n
+        self.device = device
+        self.k = torch.arange(n, device=self.device)
+
+    def energy_spectrum(self, u_hat):
+        ek = torch.zeros(self.n)
+        ek += (u_hat * u_hat.conj()).real.sum(0)
+        return ek
+
+    def f(self, outputs, labels):
+        one_hot = torch.eye(outputs.shape[1])[labels]
+        return (one_hot * outputs).sum(1)
+"""
+    assert tdv201(code) == [(9, 13, "TDV201"), (14, 18, "TDV201")]
+    # an object kept on the CPU on purpose
+    assert tdv201(code.replace("self.device = device", 'self.device = torch.device("cpu")')) == []
+
+
+def test_an_object_told_its_device_that_moves_what_it_is_handed_gets_it_on_the_cpu():
+    # Informer's experiment class: `_process_one_batch` moves `batch_x` itself and leaves
+    # `batch_y` on the CPU, where the decoder input is built before it is moved
+    code = """import torch
+class Exp:
+    def __init__(self, model, device):
+        self.device = device
+        self.model = model.to(self.device)
+
+    def _process_one_batch(self, batch_x, batch_y):
+        batch_x = batch_x.float().to(self.device)
+        batch_y = batch_y.float()
+        dec_inp = torch.zeros([batch_y.shape[0], 4, batch_y.shape[-1]]).float()
+        dec_inp = torch.cat([batch_y[:, :2, :], dec_inp], dim=1).float().to(self.device)
+        return self.model(batch_x, dec_inp)
+"""
+    assert tdv201(code) == []
+
+
+def test_a_replay_buffer_told_its_device_stores_on_the_cpu():
+    code = """import torch
+class ReplayBuffer:
+    def __init__(self, size, dim, device):
+        self.device = device
+        self.obs = torch.zeros(size, dim)
+        self.ptr = 0
+
+    def add(self, obs):
+        self.obs[self.ptr] = torch.as_tensor(obs)
+        self.ptr += 1
+
+    def sample(self, n):
+        idx = torch.randint(0, self.ptr, (n,))
+        return self.obs[idx].to(self.device)
+"""
+    assert tdv201(code) == []
+
+
+def test_an_empty_cpu_tensor_joined_with_the_input():
+    # lhotse's `_get_strided_batch`: `torch.cat` refuses an empty CPU pad beside a CUDA waveform
+    code = """import torch
+def strided(waveform: torch.Tensor, n: int) -> torch.Tensor:
+    pad_left = torch.flip(waveform[:, :n], (1,))
+    if n > 0:
+        pad_right = torch.flip(waveform[:, -n:], (1,))
+    else:
+        pad_right = torch.zeros(0, dtype=waveform.dtype)
+    return torch.cat((pad_left, waveform, pad_right), dim=1)
+"""
+    assert tdv201(code) == [(7, 20, "TDV201")]
+    # an empty placeholder that the loop replaces is no tensor that meets the input
+    assert tdv201("""import torch
+def stack_all(xs: torch.Tensor):
+    out = torch.empty(0)
+    for x in xs:
+        out = x if out.numel() == 0 else out + x
+    return out
+""") == []
+
+
+def test_a_tensor_of_a_range_is_a_new_cpu_tensor():
+    # memory-efficient-attention's `dynamic_slice`: the index of `torch.index_select` must be
+    # where the input is (a tensor of a range or list is data, never a 0-dim number)
+    code = """import torch
+def dynamic_slice(x, starts, sizes):
+    for i, (start, size) in enumerate(zip(starts, sizes)):
+        x = torch.index_select(x, i, torch.tensor(range(start, start + size)))
+    return x
+"""
+    assert tdv201(code) == [(4, 37, "TDV201")]
+    # an index used only to index: PyTorch takes a CPU index of a CUDA tensor
+    assert tdv201(code.replace("torch.index_select(x, i, torch.tensor(range(start, start + size)))",
+                               "x[torch.tensor(range(start, start + size))]")) == []
+
+
+def test_a_part_of_an_input_joined_with_a_new_tensor():
+    # autonomous-learning-library's TimeFeature: `state.features` of the observation handed in
+    # is the tensor, and the remedy names its device
+    code = """import torch
+def with_time(state, reward):
+    timestep = torch.zeros(len(state))
+    return torch.cat((state.features, timestep.view((-1, 1))), dim=1)
+"""
+    found = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert [(f.line, f.col, f.code) for f in found] == [(3, 15, "TDV201")]
+    assert found[0].message.endswith("pass device=state.features.device")
+    # a part that is a count is no tensor
+    assert tdv201(code.replace("state.features,", "state.num_features,")) == []
+
+
+def test_an_object_told_its_device_keeps_cpu_work_of_its_own():
+    # ultralytics' OBB validator merges the boxes it read from JSON on the CPU: `torch.tensor(bbox)`
+    # handed to NMS helpers and added into its own slices meets none of the object's tensors
+    code = """import torch
+class Validator:
+    def __init__(self, device):
+        self.device = device
+
+    def preprocess(self, batch):
+        return batch.to(self.device)
+
+    def eval_json(self, stats, merged):
+        for image_id, bbox in merged.items():
+            bbox = torch.tensor(bbox)
+            b = bbox[:, :5].clone()
+            b[:, :2] += bbox[:, 6:7] * 2
+            keep = nms(b, bbox[:, 5], 0.3)
+            save(image_id, bbox[keep])
+        return stats
+"""
+    assert tdv201(code) == []

@@ -11,7 +11,9 @@ Read bottom-up, each module a layer of the model:
   out of the parse) and, for names imported from the project's other files, whether a
   class is an `nn.Module` through its bases, what a function returns (a tensor, a
   module, something moved, a NumPy array), whether it moves its argument or calls
-  `torch.save`, whether the file sets the default device for new tensors;
+  `torch.save`, whether a class keeps the device it was told and uses it (itself or
+  through a base class: an agent's `self.device = device`), whether the file sets the
+  default device for new tensors;
 - `scopes`: names and what they resolve to (imports, relative ones too; an import
   with an `except ImportError:` fallback is the `try` arm's), and the
   per-scope facts in statement order: *placement* per path, the dotted names on their

@@ -1219,9 +1219,15 @@ def subscript_key(node: cst.Subscript) -> Optional[str]:
     return None
 
 
+_SEQUENCE_BUILTINS = frozenset({"range", "list", "tuple", "sorted", "reversed"})
+
+
 def _is_sequence(value: cst.BaseExpression) -> bool:
-    """`[...]`, `(a, b)`, `[f(v) for v in vs]`, and lists repeated or joined: `[x] * n`, `[0] + rest`."""
+    """`[...]`, `(a, b)`, `[f(v) for v in vs]`, `range(a, b)`, `list(xs)`, and lists repeated or
+    joined: `[x] * n`, `[0] + rest`."""
     if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _SEQUENCE_BUILTINS:
         return True
     return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Multiply, cst.Add)) \
         and (_is_sequence(value.left) or _is_sequence(value.right))

@@ -206,6 +206,7 @@ class FunctionOrigins:
     # a helper that moves some of its parameters itself (`x = x.float().to(self.device)`):
     # its inputs arrive on the CPU, and those it does not move stay there
     moves_inputs: bool = False
+    told_device: bool = False  # a method of an object told its device (`_told_its_device`)
 
 
 class OriginsContext(KindsContext, Protocol):
@@ -334,7 +335,7 @@ class TensorOrigins:
         params = parameter_names(node)
         device_names = [p for p in params if is_device_name(p)]
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
-        sensitive, method_name = False, None
+        sensitive, method_name, told_device = False, None, False
         handed_in = self._handed_to_a_distribution(info, name, node)
         # (a module's `create_bases(self, disp)` that `__init__` does not call runs per input)
         per_input = info is not None and not is_static_or_class_method(node) \
@@ -364,6 +365,10 @@ class TensorOrigins:
                 sensitive, method_name = True, name
             elif _LOSS_CLASS_RE.search(info.node.name.value) and not _is_a_test_case(info.node):
                 sensitive = True
+            elif self._told_its_device(name, info):
+                # a method of an object told its device (`self.device = device`): an agent's
+                # `update(self, batch)`, a solver's `step(self, u)` compute where that device is
+                sensitive, method_name, told_device = True, name, True
         elif info is None and _LOSS_FUNCTION_RE.search(name):
             sensitive = True
         outer = self._frames[-1] if self._frames else None
@@ -377,11 +382,15 @@ class TensorOrigins:
         frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
                                 inputs=inputs, device_names=device_names)
         frame.on_device.update(handed_in or ())
+        # (a trainer's `_process_one_batch(self, batch_x, batch_y)` that moves `batch_x` itself:
+        # its inputs arrive on the CPU, and those it leaves stay there)
+        frame.told_device = told_device
+        frame.moves_inputs = told_device and self._moves_a_parameter(node, set(params))
         frame.module_runtime = info is not None and info.is_module and (per_input or not info.is_init_time(name)) \
             and not is_static_or_class_method(node)
         frame.device_param = next((p for p in params if is_device_name(p) and not _reads_name(node.body, p)), None)
-        frame.returns_to_caller = sensitive and (method_name is None or name in ("forward", "__call__")
-                                                 or name in _AUTOGRAD_METHODS)
+        frame.returns_to_caller = sensitive and not told_device and (
+            method_name is None or name in ("forward", "__call__") or name in _AUTOGRAD_METHODS)
         # (a function without inputs, like the fast path's stubs, is no helper: not asked further)
         frame.helper = bool(inputs) and not sensitive and self._is_helper(node, name, info, inputs)
         self._frames.append(frame)
@@ -483,6 +492,22 @@ class TensorOrigins:
             head, _, last = qualified.rpartition(".")
             return head in _COMPUTING_NAMESPACES and returns_tensor(last) and last not in _MAKING_FUNCTIONS
         return _calls(function, computing)
+
+    def _told_its_device(self, name: str, info: Any) -> bool:
+        """A method (not a dunder but `__call__`) of a class that keeps the device it was told
+        (`ProjectIndex.holds_a_device_here`), neither a data pipeline's nor a test case's."""
+        project = self.ctx.project
+        return project is not None and not (name.startswith("__") and name.endswith("__") and name != "__call__") \
+            and not _DATA_PIPELINE_RE.search(name) and not _PIPELINE_CLASS_RE.search(info.node.name.value) \
+            and not _is_a_test_case(info.node) and project.holds_a_device_here(info.name) \
+            and not self._in_a_pipeline(info)
+
+    def _moves_a_parameter(self, function: cst.FunctionDef, params: Set[str]) -> bool:
+        """Does `function` move one of `params` to a device itself (`x = x.to(self.device)`,
+        `self.model(x.cuda())`)?"""
+        return _calls(function, lambda call: is_device_move(call) and not moves_to_cpu(call)
+                      and not changes_dtype_only(call, self.ctx.resolve)
+                      and root_name(method_call(call, "to", "cuda")) in params)
 
     def _in_a_pipeline(self, info: Any) -> bool:
         """A class of a data pipeline by its file, its folders (`monai/transforms/spatial/
@@ -842,10 +867,14 @@ class TensorOrigins:
                 not isinstance(node, cst.BinaryOperation) and (proven or self.ctx.kinds.is_tensor(node)))
             return shown and self.is_input_tensor(root, proven=True)
         frame = self.current
-        if isinstance(node, cst.Attribute) and frame.sensitive and isinstance(node.value, cst.Name) \
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                 and node.value.value in frame.inputs and node.value.value not in frame.new_tensors \
-                and node.attr.value not in TO_PYTHON and not _COUNT_ATTRIBUTE_RE.search(node.attr.value):
-            return True  # `motion.field`, `data.pos` of forward's input: its data, where it is
+                and node.attr.value not in TO_PYTHON and not _COUNT_ATTRIBUTE_RE.search(node.attr.value) \
+                and ((frame.sensitive and not (frame.told_device and frame.moves_inputs))
+                     or (frame.helper and proven and not frame.moves_inputs)):
+            # `motion.field`, `data.pos` of forward's input: its data, where it is; in a helper,
+            # where its use shows a tensor (`torch.cat((state.features, t))`)
+            return True
         if not isinstance(node, cst.Name) or node.value in frame.new_tensors:
             return False  # a parameter rebound to a new CPU tensor is no longer the caller's
         # a local computed from the inputs, known to be a tensor, is where they are
@@ -856,8 +885,9 @@ class TensorOrigins:
                 node.value in frame.derived and (proven or network_output or self.ctx.kinds.is_tensor(node)
                                                  or (frame.sensitive and node.value in frame.carried))):
             return False
-        return frame.sensitive or (frame.helper and not frame.moves_inputs
-                                   and (proven or network_output or self.ctx.kinds.is_tensor(node)))
+        return (frame.sensitive and not (frame.told_device and frame.moves_inputs)) \
+            or (frame.helper and not frame.moves_inputs
+                and (proven or network_output or self.ctx.kinds.is_tensor(node)))
 
     def _sub_module_output(self, call: cst.Call) -> bool:
         """`self.eag(ie, response)` in a module's run-time method: a sub-module computing on
@@ -927,19 +957,19 @@ def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
             node = node.func.value  # (`labels.type(torch.long)` stays where labels are)
         elif isinstance(node, cst.BinaryOperation):
             return tensor_expression_root(node.left, resolve) or tensor_expression_root(node.right, resolve)
-        elif isinstance(node, cst.Attribute) and node.attr.value in _SAME_TENSOR_ATTRIBUTES:
+        elif isinstance(node, cst.Attribute) and node.attr.value in SAME_TENSOR_ATTRIBUTES:
             node = node.value  # `gate.data`, `w.T`
         else:
             return None
 
 
 # Attributes of a tensor that are a tensor on its device: `x.data`, `w.T`.
-_SAME_TENSOR_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
+SAME_TENSOR_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
 
 
 def _same_tensor(node: cst.CSTNode) -> cst.CSTNode:
     """`x` of `x.data`, `x.T.data`: what decides where the tensor is."""
-    while isinstance(node, cst.Attribute) and node.attr.value in _SAME_TENSOR_ATTRIBUTES:
+    while isinstance(node, cst.Attribute) and node.attr.value in SAME_TENSOR_ATTRIBUTES:
         node = node.value
     return node
 

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
+from .devices import is_device_name
 from .syntax import ast_dotted_name
 
 TENSOR, MODULE = "tensor", "module"
@@ -172,6 +173,10 @@ class FileSummary:
     # `self.model.to(self.device)` in `build`) or makes there (`torch.zeros(n, device=self.device)`):
     # where its other methods find them
     moved_attributes: Dict[str, Set[str]] = field(default_factory=dict)
+    # classes told their device: a method keeps one (`self.device = device`, `self._device =
+    # get_device(cfg)`; not a CPU literal): what their methods compute on lives there
+    device_holders: Set[str] = field(default_factory=set)
+    device_keepers: Set[str] = field(default_factory=set)  # ... whether or not they read it
 
     def defines(self, name: str) -> bool:
         return name in self.classes or name in self.returns or name in self.moved_returns or name in self.savers
@@ -291,6 +296,8 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 moved_names.add(name)
             if owner and not _to_cpu(node.value):  # type: ignore[arg-type]
                 _note_moved_attribute(summary, owner, name)  # `self.model.to(self.device)`
+        if owner and isinstance(node, (ast.Assign, ast.AnnAssign)) and _keeps_a_device(node):
+            summary.device_keepers.add(owner[:-1])
         if owner and isinstance(node, ast.Assign) and (
                 (_is_move(node.value) and not _to_cpu(node.value)) or _made_on_a_device(summary, node.value, params)):
             for target in node.targets:
@@ -417,6 +424,25 @@ def _made_on_a_device(summary: FileSummary, value: ast.AST, params: List[str]) -
     if name is None or DEVICE_WORD_RE.search(name) is None:
         return False
     return name in params if isinstance(device, ast.Name) else name.count(".") == 1 and name.startswith("self.")
+
+
+def _keeps_a_device(assignment: ast.AST) -> bool:
+    """`self.device = device`, `self._device: torch.device = get_device(cfg)`: the object
+    keeps a device it was told (not `self.device = "cpu"`, `torch.device("cpu")` or None)."""
+    value = assignment.value  # type: ignore[attr-defined]
+    targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]  # type: ignore[attr-defined]
+    if value is None or not any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                                and is_device_name(t.attr) for t in targets):
+        return False
+    if isinstance(value, ast.Call) and (ast_dotted_name(value.func) or "").endswith("device") and value.args:
+        value = value.args[0]  # `torch.device("cpu")`
+    return not (isinstance(value, ast.Constant) and (value.value is None or str(value.value).startswith("cpu")))
+
+
+def _reads_its_device(cls: ast.ClassDef) -> bool:
+    """Does a method of `cls` read `self.<device>` (`x.to(self.device)`, `device=self._device`)?"""
+    return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and is_device_name(node.attr)
+               and isinstance(node.value, ast.Name) and node.value.id == "self" for node in ast.walk(cls))
 
 
 def _note_moved_attribute(summary: FileSummary, owner: str, name: Optional[str]) -> None:
@@ -572,6 +598,8 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                                 and ast_dotted_name(node.value.func.value) == "self":  # type: ignore[attr-defined]
                             summary.self_moving.add(statement.name)
                             break
+            if statement.name in summary.device_keepers and _reads_its_device(statement):
+                summary.device_holders.add(statement.name)  # (not a device kept and never used)
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _summarise_function(summary, statement)  # type: ignore[arg-type]
         elif not summary.sets_default_device:
@@ -870,6 +898,29 @@ class ProjectIndex:
     def moves_itself_here(self, name: str) -> bool:
         """The same for a class of this file."""
         return name in self.own.self_moving
+
+    def holds_a_device(self, reference: str) -> bool:
+        """A class of the project that keeps a device it was told, itself or through a base
+        class of the project (`FileSummary.device_holders`)."""
+        found = self._imported(reference)
+        return found is not None and self._holds_a_device(found, 0, set())
+
+    def holds_a_device_here(self, name: str) -> bool:
+        """The same for a class of this file."""
+        return name in self.own.classes and self._holds_a_device(_Definition(self.own, name), 0, set())
+
+    def _holds_a_device(self, found: _Definition, depth: int, seen: Set[Tuple[str, str]]) -> bool:
+        key = (found.summary.path, found.name)
+        if key in seen or depth > _MAX_DEPTH or found.name not in found.summary.classes:
+            return False
+        seen.add(key)
+        if found.name in found.summary.device_holders:
+            return True
+        for base in found.summary.classes[found.name]:
+            base_definition = self._local(found.summary, base, depth)
+            if base_definition is not None and self._holds_a_device(base_definition, depth + 1, seen):
+                return True
+        return False
 
     def copies_when_moved(self, reference: str) -> bool:
         """A class of the project whose `to(...)` returns a new object (`FileSummary.copying_movers`)."""

@@ -290,7 +290,7 @@ def device_for_fix(ctx: "Analyzer", node: cst.CSTNode, *, stack: Optional[Sequen
     index = _function_index(stack)
     if index is not None:  # a tensor the function moves may arrive elsewhere: `x = x.cuda()`
         avoid = avoid | _parameter_uses(ctx, stack[index])[1]  # type: ignore[arg-type]
-    if met is not None and met not in avoid:
+    if met is not None and met.split(".")[0] not in avoid:
         return f"{met}.device", False
     parameter = _optimizer_parameter(stack)
     if parameter is not None and parameter not in avoid:

@@ -23,7 +23,8 @@ from ..analysis import (
 )
 from ..analysis.classes import REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo, follows_own_device
 from ..analysis.devices import is_device_move, moves_to_cpu
-from ..analysis.origins import NEUTRAL_CALLEES, FunctionOrigins, is_tensor_op, tensor_expression_root
+from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, FunctionOrigins, is_tensor_op,
+                                tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
                                flag_test, function_statements, self_attribute_key, tests_exclude, walk_ast)
@@ -168,7 +169,15 @@ class FactoryWithoutDevice(Rule):
       (`self.state * self.mask`, where `self.state` was made with `device=self.device`),
       and no method moves the attribute or sets it to anything but a CPU factory's tensor.
       A device made on `self` (`torch.zeros(n, device=self.device)`) is on that device in
-      the class's other methods.
+      the class's other methods;
+    - in a method of a class that keeps the device it was told and uses it (`self.device =
+      device` or `self._device = get_device(cfg)` in a method of the class or of a base class
+      of the project, read elsewhere as `x.to(self.device)` or `device=self._device`; not a
+      device kept and never read, nor a CPU one, nor a data pipeline's): such an object (an RL
+      agent, an environment, a solver, an attack) computes on that device, and its methods are
+      device-sensitive code like a module's. A method that moves some of its parameters
+      itself (`batch_x = batch_x.to(self.device)`) takes them on the CPU, and the ones it
+      leaves stay there (Informer's `_process_one_batch`).
 
     Also: `torch.equal(alpha, torch.ones(alpha.shape))` with a tensor the function was
     handed (it takes only tensors, on one device); a CPU tensor written into an input
@@ -189,7 +198,11 @@ class FactoryWithoutDevice(Rule):
     is such a method of a plain class (`get_positions(self, input_ids: Tensor)`); a module's
     method named like a builder that takes data and that `__init__` does not call
     (`create_bases(self, disp)`) runs per input. An attribute of an input of device-sensitive
-    code is its data (`motion.field`; not a count: `graph.num_nodes`); a sub-module of the
+    code is its data (`motion.field`; not a count: `graph.num_nodes`), and so is one of a
+    helper's input that its use shows is a tensor (`torch.cat((state.features, t))`, where the
+    remedy names `state.features.device`); `torch.cat` refuses an empty CPU tensor
+    (`torch.zeros(0)`) beside the inputs' tensors; a tensor of a range or a list
+    (`torch.tensor(range(a, b))`) is data, never a 0-dim number; a sub-module of the
     class computing on the inputs (`self.emb(item_ids)`) gives a tensor where they are; the
     `out=` buffer of a torch function (`torch.arange(n, out=torch.LongTensor(n))`) is its
     result; a function that returns a CPU tensor on one path and, on another, one it made on a
@@ -721,6 +734,14 @@ class FactoryWithoutDevice(Rule):
                     companions.extend([earlier[0], *self._companions.get(id(earlier[0]), ())])
                 self.ctx.origins.follow(name, factory, assigned[1])
 
+    def _joining_call(self, arg: Optional[cst.CSTNode], call: Optional[cst.CSTNode]) -> Optional[str]:
+        """"cat" when `arg` is the list or tuple argument of `torch.cat(...)` (or another
+        joining op): it refuses an empty CPU tensor beside device ones."""
+        if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call)):
+            return None
+        callee = last_identifier(call.func) or ""
+        return callee if callee in _JOINING_OPS and is_tensor_op(self.ctx.resolve(call.func)) else None
+
     def _feeds_a_sub_module(self, call: cst.Call) -> bool:
         """Is `call` the module's own sub-module (`self.code_generator(x)`), in its `forward`? (Not
         in other methods: ComfyUI's `encode_adm` embeds its numbers on the CPU on purpose with a
@@ -771,7 +792,9 @@ class FactoryWithoutDevice(Rule):
               key: Optional[str] = None) -> Tuple[str, Optional[Tuple[List[str], cst.CSTNode]]]:
         """Walk up from `expr` (the local `key`, if a name) through the expressions that
         keep its device (`.view()`, `* 2`, `[...]`) to the first place that decides."""
-        sensitive = self._frame.sensitive
+        # (in a method of an object told its device, its inputs are on that device, but only a
+        # mix with them or with its device tensors counts: it keeps CPU work of its own)
+        sensitive = self._frame.sensitive and not self._frame.told_device
         child = expr
         depth = 1
         position: Optional[int] = None  # of `child` in the tuple a `return` gives
@@ -900,11 +923,13 @@ class FactoryWithoutDevice(Rule):
                     position = container.elements.index(parent)
                     bundled.extend(e.value for e in container.elements if e is not parent)
                 listed = key is not None and (id(self._frame.node), key) in self._gathered
-                if (not sensitive and not listed and isinstance(container, (cst.List, cst.Tuple))
-                        and not isinstance(self.ctx.parent(depth + 2), cst.Yield)
-                        and any(self.ctx.origins.is_on_device(e.value) for e in container.elements)):
+                placed = any(e is not parent and self.ctx.origins.is_on_device(e.value) for e in container.elements) \
+                    if not sensitive and not listed and isinstance(container, (cst.List, cst.Tuple)) \
+                    and not isinstance(self.ctx.parent(depth + 2), cst.Yield) else False
+                if placed:
                     # (a batch generator's `yield indices, target.to(rank)` hands each part to
                     # its own consumer: placed one by one on purpose)
+                    self._joined = self._joining_call(self.ctx.parent(depth + 2), self.ctx.parent(depth + 3))
                     return BAD, None
                 child, depth = container, depth + 2
                 continue
@@ -1287,7 +1312,8 @@ class FactoryWithoutDevice(Rule):
             # a vocoder's `forward(self, code: List[int])` builds its input: the sub-module sits
             # where the module was moved
             return BAD
-        if not self._frame.sensitive and arg.keyword is None and not arg.star and not _LOSS_CALLEE_RE.search(callee) \
+        if not (self._frame.sensitive and not self._frame.told_device) and arg.keyword is None and not arg.star \
+                and not _LOSS_CALLEE_RE.search(callee) \
                 and (self.ctx.kinds.is_module(call.func) or names_a_model(call.func)) \
                 and not self._parallel_wrapper(call.func):
             # `q = self.network(torch.FloatTensor(states))`: what the network gives is where the
@@ -1337,7 +1363,9 @@ class FactoryWithoutDevice(Rule):
             # on the model's device takes its tensor arguments on that device
             self._partner = receiver
             return BAD
-        return BAD if self._frame.sensitive else NEUTRAL
+        # (an object told its device hands its CPU tensors to helpers on purpose too: ultralytics'
+        # validator merges JSON boxes with `torch.tensor(bbox)`; only a mix with its tensors counts)
+        return BAD if self._frame.sensitive and not self._frame.told_device else NEUTRAL
 
     # ------------------------------------------------------------ value kinds
 
@@ -1380,16 +1408,18 @@ class FactoryWithoutDevice(Rule):
                                                args=[cst.Arg(cst.parse_expression(found[0]))])) \
                 if factory in LEGACY_TENSOR_TYPES else Fix().add_keyword(call, "device", found[0])
         frame = self._frame
-        if frame.copies_input_to_host and not frame.sensitive:
+        if frame.copies_input_to_host and not (frame.sensitive and not frame.told_device):
             return  # CPU work on purpose
         project = self.ctx.project
         if project is not None and project.default_device_set_in_project():
             return  # another file of the project makes every factory's tensor on its device
         if returned_at is not None:  # reported if the class's methods combine it with a device tensor
             self._classes[-1].returned.setdefault(returned_at, []).append((call, message, fix))
-        elif frame.method_name is not None and self._classes:
+        elif frame.method_name is not None and self._classes and not frame.told_device:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
-        elif not frame.sensitive and isinstance(frame.node, cst.FunctionDef):
+        elif (not frame.sensitive or frame.told_device) and isinstance(frame.node, cst.FunctionDef):
+            # (an object told its device is there from the start, `__init__` included; a
+            # method that takes its results to the host works there on purpose)
             self._deferred.setdefault(id(frame.node), []).append((call, message, fix))
         else:
             self.report(call, message, fix=fix)
@@ -1406,8 +1436,10 @@ class FactoryWithoutDevice(Rule):
         frame = self._frame
         met = self._tensor_parameter_in(partner) if partner is not None else None
         inputs = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
+        # (an object told its device: the remedy names that device, as people fixed it by hand)
         return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
-                              inputs=inputs if frame.sensitive else (), add=False, tensor_parameters=False)
+                              inputs=inputs if frame.sensitive and not frame.told_device else (), add=False,
+                              tensor_parameters=False)
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
         """The first tensor parameter read in `node` (`x` in `x`, `x > 0`, `(pred == x).sum()`)."""
@@ -1417,11 +1449,21 @@ class FactoryWithoutDevice(Rule):
                 and not defaults_to_none(frame.node, node.value)  # `mask=None` may not be there
             return node.value if usable else None
         if isinstance(node, cst.Attribute):
-            return self._tensor_parameter_in(node.value)
+            found = self._tensor_parameter_in(node.value)
+            if found is not None and isinstance(node.value, cst.Name) and not self.ctx.kinds.is_tensor(node.value) \
+                    and node.attr.value not in SAME_TENSOR_ATTRIBUTES and node.attr.value not in TO_PYTHON:
+                return f"{found}.{node.attr.value}"  # `state.features` of an observation: the tensor is its part
+            return found
         if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return None  # names there may be the comprehension's own
         if method_call(node, *MOVERS) is not None:
             return None  # `labels.to(device)`: labels itself is elsewhere
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            # `x.sum()`: what the method is called on (`x`, not a part named `sum`)
+            found = self._tensor_parameter_in(node.func.value)
+            if found is not None:
+                return found
+            node = node.with_changes(func=cst.Name("_"))
         for child in children(node):
             if isinstance(child, cst.Arg):
                 child = child.value
