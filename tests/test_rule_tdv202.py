@@ -1106,3 +1106,21 @@ class Scyan(pl.LightningModule):
         self.adata.obs[key_added] = self(x).argmax(1).cpu().numpy()
 """
     assert tdv202(code) == []
+
+
+def test_a_slice_of_a_parameter_is_a_tensor_only_where_its_annotation_says_so():
+    """`self.t = table[:, :3]`: a slice of a table handed in is as likely a NumPy array. The
+    whole-file parse took it for a tensor while the fast path (the default) did not; both now
+    ask the parameter's annotation."""
+    code = """\
+import torch
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self, table):
+        super().__init__()
+        self.t = table[:, :3]
+    def forward(self, x):
+        return x * self.t
+"""
+    assert tdv202(code) == []
+    assert tdv202(code.replace("(self, table)", "(self, table: torch.Tensor)")) == [(6, 8, "TDV202")]

@@ -2462,9 +2462,28 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
         return _handed_in(info, _first_attribute(computed if computed is not None else value))
     if method is None or root in (None, "self", "cls") or root not in parameter_names(method):
         return False
+    if computed is None and isinstance(value, cst.Subscript) and not _annotated_as_tensor(method, root):
+        return False  # `self.t = table[:, :3]`: a slice of what may as well be an array (as the fast path reads it)
     # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
     return computed is not None or assignment.kind == TENSOR or (
         isinstance(value, cst.Name) and assignment.name in info.tensor_uses)
+
+
+def _annotated_as_tensor(method: cst.FunctionDef, name: str) -> bool:
+    """Is parameter `name` annotated with a tensor type (`x: Tensor`, `Optional[torch.FloatTensor]`,
+    `"torch.Tensor"`)? The same test as the fast path's `_names_tensor_type`."""
+    params = method.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.annotation is not None:
+            stack: List[cst.CSTNode] = [param.annotation.annotation]
+            while stack:
+                node = stack.pop()
+                if (isinstance(node, cst.Name) and node.value.endswith("Tensor")) \
+                        or (isinstance(node, cst.Attribute) and node.attr.value.endswith("Tensor")) \
+                        or (isinstance(node, cst.SimpleString) and "Tensor" in node.value):
+                    return True
+                stack.extend(children(node) if not isinstance(node, cst.Attribute) else [node.value])
+    return False
 
 
 def _first_attribute(node: cst.CSTNode) -> Optional[str]:
