@@ -208,6 +208,13 @@ class FunctionOrigins:
     moves_inputs: bool = False
     told_device: bool = False  # a method of an object told its device (`_told_its_device`)
 
+    @property
+    def any_mix_is_a_bug(self) -> bool:
+        """Device-sensitive code where any use of a CPU tensor beside the inputs is a bug (a
+        module's method, a loss), not a method of an object told its device, where only a mix
+        with its inputs or device tensors counts."""
+        return self.sensitive and not self.told_device
+
 
 class OriginsContext(KindsContext, Protocol):
     """What `TensorOrigins` reads from the walk (the `Analyzer`)."""

@@ -794,7 +794,7 @@ class FactoryWithoutDevice(Rule):
         keep its device (`.view()`, `* 2`, `[...]`) to the first place that decides."""
         # (in a method of an object told its device, its inputs are on that device, but only a
         # mix with them or with its device tensors counts: it keeps CPU work of its own)
-        sensitive = self._frame.sensitive and not self._frame.told_device
+        sensitive = self._frame.any_mix_is_a_bug
         child = expr
         depth = 1
         position: Optional[int] = None  # of `child` in the tuple a `return` gives
@@ -1312,7 +1312,7 @@ class FactoryWithoutDevice(Rule):
             # a vocoder's `forward(self, code: List[int])` builds its input: the sub-module sits
             # where the module was moved
             return BAD
-        if not (self._frame.sensitive and not self._frame.told_device) and arg.keyword is None and not arg.star \
+        if not self._frame.any_mix_is_a_bug and arg.keyword is None and not arg.star \
                 and not _LOSS_CALLEE_RE.search(callee) \
                 and (self.ctx.kinds.is_module(call.func) or names_a_model(call.func)) \
                 and not self._parallel_wrapper(call.func):
@@ -1365,7 +1365,7 @@ class FactoryWithoutDevice(Rule):
             return BAD
         # (an object told its device hands its CPU tensors to helpers on purpose too: ultralytics'
         # validator merges JSON boxes with `torch.tensor(bbox)`; only a mix with its tensors counts)
-        return BAD if self._frame.sensitive and not self._frame.told_device else NEUTRAL
+        return BAD if self._frame.any_mix_is_a_bug else NEUTRAL
 
     # ------------------------------------------------------------ value kinds
 
@@ -1408,7 +1408,7 @@ class FactoryWithoutDevice(Rule):
                                                args=[cst.Arg(cst.parse_expression(found[0]))])) \
                 if factory in LEGACY_TENSOR_TYPES else Fix().add_keyword(call, "device", found[0])
         frame = self._frame
-        if frame.copies_input_to_host and not (frame.sensitive and not frame.told_device):
+        if frame.copies_input_to_host and not frame.any_mix_is_a_bug:
             return  # CPU work on purpose
         project = self.ctx.project
         if project is not None and project.default_device_set_in_project():
@@ -1417,7 +1417,7 @@ class FactoryWithoutDevice(Rule):
             self._classes[-1].returned.setdefault(returned_at, []).append((call, message, fix))
         elif frame.method_name is not None and self._classes and not frame.told_device:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
-        elif (not frame.sensitive or frame.told_device) and isinstance(frame.node, cst.FunctionDef):
+        elif not frame.any_mix_is_a_bug and isinstance(frame.node, cst.FunctionDef):
             # (an object told its device is there from the start, `__init__` included; a
             # method that takes its results to the host works there on purpose)
             self._deferred.setdefault(id(frame.node), []).append((call, message, fix))
@@ -1438,7 +1438,7 @@ class FactoryWithoutDevice(Rule):
         inputs = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
         # (an object told its device: the remedy names that device, as people fixed it by hand)
         return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
-                              inputs=inputs if frame.sensitive and not frame.told_device else (), add=False,
+                              inputs=inputs if frame.any_mix_is_a_bug else (), add=False,
                               tensor_parameters=False)
 
     def _tensor_parameter_in(self, node: cst.CSTNode) -> Optional[str]:
