@@ -3406,3 +3406,50 @@ class Validator:
         return stats
 """
     assert tdv201(code) == []
+
+
+def test_what_a_callable_parameter_computes_from_the_inputs_is_where_they_are():
+    # a discrete diffusion model's MMD: the kernel handed in computes its matrix from the
+    # samples, on their device; the CPU identity mask multiplies it
+    code = """import torch
+def binary_mmd(x, y, sim_fn):
+    x = x.to(torch.float32)
+    kxx = sim_fn(x, x)
+    kxx = kxx * (1 - torch.eye(x.shape[0]))
+    return torch.sum(kxx) / x.shape[0]
+"""
+    assert tdv201(code) == [(5, 21, "TDV201")]
+    # a callable the function made itself is no input: unknown, not reported
+    assert tdv201(code.replace("kxx = sim_fn(x, x)", "kxx = make_kernel()(x, x)")) == []
+    # what the callable returns is only kept beside a CPU tensor, never mixed: not reported
+    assert tdv201("""import torch
+def featurize(x, transform):
+    feats = transform(x)
+    mask = torch.ones(len(feats))
+    return {"feats": feats, "mask": mask}
+""") == []
+
+
+def test_pad_sequence_computes_where_its_tensors_are():
+    # tf-bind-transformer's get_esm_repr: representations moved to the input's device, padded,
+    # and returned beside CPU masks
+    code = """import torch
+from torch.nn.utils.rnn import pad_sequence
+def embed(aa, model):
+    device = aa.device
+    reprs = []
+    for t in model(aa):
+        reprs.append(t.to(device))
+    lengths = [r.shape[0] for r in reprs]
+    masks = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
+    return pad_sequence(reprs, batch_first=True), masks
+"""
+    assert tdv201(code) == [(9, 12, "TDV201"), (9, 50, "TDV201")]
+    # pack_padded_sequence takes its lengths on the CPU: no mix
+    assert tdv201("""import torch
+from torch.nn.utils.rnn import pack_padded_sequence
+def pack(x, device, lengths):
+    x = x.to(device)
+    return pack_padded_sequence(x, torch.tensor(lengths), batch_first=True)
+""") == []
+

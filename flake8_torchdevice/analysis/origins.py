@@ -157,6 +157,9 @@ _DISTRIBUTION_PARAMETER_RE = re.compile(r"(?:mean|mu|loc|std|sigma|scale|log_?(?
 _OP_MODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torchvision.ops.",
                # PyG's companions: scatter/segment reductions and sparse products of tensors on one device
                "torch_scatter.", "torch_sparse.")
+# ops outside those modules that compute where their tensors are (not the rest of
+# torch.nn.utils.rnn: `pack_padded_sequence` takes its lengths on the CPU)
+_OP_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 _FACTORY_NAMES = frozenset(f"torch.{name}" for name in FACTORIES)
 
 
@@ -711,7 +714,12 @@ class TensorOrigins:
 
     def _calls_a_held_network(self, value: cst.CSTNode) -> bool:
         """`self.targ_policy(x)`: a callable the object keeps, not one of its class's methods
-        (a network, or a loss), called on what the method was given."""
+        (a network, or a loss), called on what the method was given; in a helper, a callable
+        it was handed (`kernel(x, y)`, `loss_fn(pred, target)`): what it computes from the
+        inputs is where they are."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.current.helper \
+                and value.func.value in self.current.params:
+            return True
         info = self.ctx.current_class
         if not (isinstance(value, cst.Call) and self_attribute_key(value.func) is not None and info is not None):
             return False
@@ -1127,7 +1135,7 @@ def is_tensor_op(qualified: Optional[str]) -> bool:
         return False  # private ops keep their own conventions (nested sizes live on the CPU)
     # (einops' functions too: `einops.repeat(t, "p -> b p", b=n)` is where `t` is)
     return qualified.count(".") == 1 and qualified.startswith(("torch.", "einops.")) \
-        or qualified.startswith(_OP_MODULES)
+        or qualified.startswith(_OP_MODULES) or qualified in _OP_FUNCTIONS
 
 
 def _reads_name(node: cst.CSTNode, name: str) -> bool:
