@@ -3453,3 +3453,25 @@ def pack(x, device, lengths):
     return pack_padded_sequence(x, torch.tensor(lengths), batch_first=True)
 """) == []
 
+
+def test_the_cpu_default_of_a_tensor_argument_returned_beside_the_inputs():
+    # ring-attention's `maybe_pad_seq_and_mask`: the mask the caller may give comes back
+    # beside the padded sequence; its default is made on the CPU
+    code = """import torch
+from torch import Tensor
+from .padding import pad_to_multiple
+def pad_with_mask(x: Tensor, mask, size: int):
+    shape = x.shape[:2]
+    x, padding = pad_to_multiple(x, size)
+    if mask is None:
+        mask = torch.ones(shape).bool()
+    return x, mask
+"""
+    assert tdv201(code) == [(8, 15, "TDV201")]
+    # a local of its own, not the caller's argument: what the helper returns is judged where used
+    assert tdv201("""import torch
+from torch import Tensor
+def with_mask(x: Tensor, lengths):
+    mask = torch.ones(len(lengths)).bool()
+    return x, mask
+""") == []

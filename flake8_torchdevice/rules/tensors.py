@@ -1045,6 +1045,10 @@ class FactoryWithoutDevice(Rule):
                     return NEUTRAL, None
                 if self._partner is not None and sensitive and self._frame.method_name:
                     return BAD, None
+                if self._partner is not None and self._frame.helper and key in self._frame.params:
+                    # `if mask is None: mask = torch.ones(n)` ... `return x, mask`: the default of a
+                    # tensor the caller may give comes back on the CPU beside the caller's tensors
+                    return BAD, None
                 return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
             return NEUTRAL, None
 
