@@ -3475,3 +3475,18 @@ def with_mask(x: Tensor, lengths):
     mask = torch.ones(len(lengths)).bool()
     return x, mask
 """) == []
+
+
+def test_after_an_if_a_name_holds_what_either_arm_made():
+    code = forward("if self.training:\n    m = torch.ones(x.shape[0])\nelse:\n    m = torch.zeros(x.shape[0])\n"
+                   "return x * m")
+    assert tdv201(code) == [(6, 16, "TDV201"), (8, 16, "TDV201")]
+    # an elif chain: each arm's tensor
+    code = forward("if self.training:\n    m = torch.ones(x.shape[0])\nelif x.dim() > 2:\n    m = torch.rand(x.shape[0])\n"
+                   "else:\n    m = torch.zeros(x.shape[0])\nreturn x * m")
+    assert tdv201(code) == [(6, 16, "TDV201"), (8, 16, "TDV201"), (10, 16, "TDV201")]
+    # met inside the `else`, before the arms join: only the `else`'s tensor
+    code = forward("if self.training:\n    m = torch.ones(x.shape[0])\n    y = x.sum()\nelse:\n"
+                   "    m = torch.zeros(x.shape[0])\n    y = x * m\nreturn y")
+    assert tdv201(code) == [(9, 16, "TDV201")]
+

@@ -34,7 +34,8 @@ after them on the way up) and keeps one `FunctionOrigins` per function being wal
   and ignoring it);
 - *new_tensors*: locals that hold a CPU tensor made here by a factory without
   `device=`, whose fate is still open (a rule that follows a factory's value to its
-  uses says so through `follow`; rebinding the name forgets it);
+  uses says so through `follow`; rebinding the name forgets it); *merged*: after an `if`
+  whose arms each bound the name to a factory, the others it may hold;
 - *copies_input_to_host*: the function copies its tensor input into a CPU tensor it
   made (`buf.narrow(1, 0, n).copy_(img)`): host-side work on purpose.
 
@@ -196,6 +197,8 @@ class FunctionOrigins:
     device_param: Optional[str] = None
     # name -> (factory call, the Assign that bound it): a CPU tensor whose fate is open
     new_tensors: Dict[str, Tuple[cst.Call, cst.CSTNode]] = field(default_factory=dict)
+    # id of the factory a name holds -> the factories the other arms of an `if` bound it to
+    merged: Dict[int, List[cst.Call]] = field(default_factory=dict)
     new_tensor_arms: Dict[str, Tuple[Tuple[int, bool], ...]] = field(default_factory=dict)  # where bound
     new_tensor_tests: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)  # ... and under which tests
     # id(If) -> name -> (its `new_tensors` entry, where it was bound, the arms that bound the
@@ -330,6 +333,10 @@ class TensorOrigins:
             if name not in frame.new_tensors:
                 frame.new_tensors[name] = entry
                 frame.new_tensor_arms[name] = bound_at
+            elif frame.new_tensors[name][0] is not entry[0]:
+                # `if c: m = torch.ones(n)` / `else: m = torch.zeros(n)`: from here on, either
+                frame.merged.setdefault(id(frame.new_tensors[name][0]), []).extend(
+                    [entry[0], *frame.merged.get(id(entry[0]), ())])
         for name, (_, _, arms) in frame.inputs_set_aside.pop(id(node), {}).items():
             if not (isinstance(node.orelse, cst.Else) and arms == {True, False}):
                 frame.inputs = frame.inputs | {name}  # `if not isinstance(other, Tensor): other = ...`

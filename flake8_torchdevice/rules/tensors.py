@@ -263,7 +263,8 @@ class FactoryWithoutDevice(Rule):
     Two CPU tensors joined into one name (`y = y_ + torch.eye(k)`) are both reported
     where it meets the device. The tensor is followed through names (also tuple targets:
     `w, h = torch.meshgrid(...)`;
-    bound in one arm of an `if` and something else in the other, it may be either after it;
+    bound in one arm of an `if` and something else in the other, it may be either after it,
+    and bound to a CPU tensor in each arm, both are reported where it meets the device;
     a default that only some arms replace, `y = torch.zeros(1)` then `if seq: y = ...`, is
     still there on the other way through), views, in-place methods that return it
     (`torch.ones(n, n).triu_(1).bool()`), arithmetic with numbers, torch ops and
@@ -631,7 +632,16 @@ class FactoryWithoutDevice(Rule):
             return
         if any(outer is pending[1] for outer in self.ctx.stack):
             return  # `t = torch.tensor([t])`: the name read in the statement binding it is the old t
+        self._with_alternatives(pending[0])
         self._follow(node, pending[0])
+
+    def _with_alternatives(self, factory: cst.Call) -> None:
+        """After an `if` whose arms each bound the name read to a CPU tensor, the others'
+        meet the same fate: reported with this one."""
+        merged = self._frame.merged.get(id(factory))
+        if merged:
+            companions = self._companions.setdefault(id(factory), [])
+            companions.extend(made for made in merged if not any(made is c for c in companions))
 
     def _pending(self, name: str) -> Optional[Tuple[cst.Call, cst.CSTNode]]:
         """The CPU tensor `name` holds here: none in an arm that excludes the one that bound
