@@ -3490,3 +3490,56 @@ def test_after_an_if_a_name_holds_what_either_arm_made():
                    "    m = torch.zeros(x.shape[0])\n    y = x * m\nreturn y")
     assert tdv201(code) == [(9, 16, "TDV201")]
 
+
+def test_a_reset_that_init_calls_also_runs_once_the_module_was_moved():
+    # cavia's ContextEncoder.clear_z: `__init__` calls it, and so does the agent before each
+    # task; it puts CPU tensors in place of the buffers `.to(device)` moved
+    code = """import torch
+import torch.nn as nn
+class ContextEncoder(nn.Module):
+    def __init__(self, latent_dim, network):
+        super().__init__()
+        self.latent_dim = latent_dim
+        self.network = network
+        self.register_buffer("z_means", torch.zeros(1, latent_dim))
+        self.clear_z()
+
+    def clear_z(self, num_tasks=1):
+        mu = torch.zeros(num_tasks, self.latent_dim)
+        self.z_means = mu
+
+    def forward(self, context):
+        return self.network(context) + self.z_means
+"""
+    assert tdv201(code) == [(12, 13, "TDV201")]
+    # a method only `__init__` calls, named to build, fills the buffer before any move
+    assert tdv201(code.replace("clear_z", "_init_z")) == []
+    # resetting in place keeps the buffer where it is
+    assert tdv201(code.replace("        mu = torch.zeros(num_tasks, self.latent_dim)\n        self.z_means = mu\n",
+                               "        self.z_means.zero_()\n")) == []
+
+
+def test_a_sub_module_set_in_a_helper_after_a_none_placeholder():
+    # a graph embedder keeps `self.embeddings = None` until `init_embeddings` (called from
+    # `__init__`) builds the nn.Embedding; forward hands it CPU ids it looked up
+    code = """from typing import List
+import torch
+from torch import nn
+class PositionEmbedder(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.ids = {}
+        self.embeddings = None
+        self.init_embeddings(n, d)
+
+    def init_embeddings(self, n, d):
+        self.embeddings = nn.Embedding(n, d)
+
+    def forward(self, positions: List[str]):
+        ids = torch.tensor([self.ids[p] for p in positions])
+        return self.embeddings(ids)
+"""
+    assert tdv201(code) == [(15, 14, "TDV201")]
+    # what the helper stores is not known to be a module: unsure, not reported
+    assert tdv201(code.replace("nn.Embedding(n, d)", "load_table(n, d)")) == []
+

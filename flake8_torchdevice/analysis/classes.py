@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .kinds import ValueKinds
     from .scopes import Scope
 
+# Methods named to put an object back in a clean state: called again after it was built.
+_RESETTER_RE = re.compile(r"_*(?:reset|clear|restart)(?:_|$)", re.I)
 # Third-party base classes that are `nn.Module` subclasses, recognised by name.
 _MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
 # Constructors whose value `nn.Module.__setattr__` registers (a parameter or a buffer).
@@ -301,9 +303,13 @@ class ClassInfo:
 
     def assigns_a_module(self, name: str) -> Optional[bool]:
         """Is every assignment of `self.<name>` in the class (and its bases in the file) a
-        module? None when nothing assigns it."""
-        assigned = [a.kind for info in self.lineage() for a in info.assignments if a.name == name and not a.element]
-        return all(kind == MODULE for kind in assigned) if assigned else None
+        module? None when nothing assigns it. (`self.emb = None` in `__init__`, then
+        `self.emb = nn.Embedding(n, d)` in a helper: a placeholder until the module comes.)"""
+        assigned = [a for info in self.lineage() for a in info.assignments if a.name == name and not a.element]
+        if not assigned:
+            return None
+        real = [a.kind for a in assigned if not (isinstance(a.value, cst.Name) and a.value.value == "None")]
+        return bool(real) and all(kind == MODULE for kind in real)
 
     def is_registered_at(self, assignment: AttributeAssignment) -> bool:
         """`self.<name> = t` updates a buffer, or `t` becomes a parameter by a later
@@ -323,6 +329,14 @@ class ClassInfo:
         """Does `method` run while the module is built (as far as the walk has seen)?"""
         return method == "__init__" or is_init_time_name(method, self) \
             or method in self.init_time_methods()
+
+    def runs_once_built(self, method: str) -> bool:
+        """Does `method` (also) run after the module was built, maybe moved? What is not
+        init-time does, and so does a reset that `__init__` calls to start from a clean state
+        (`clear_z`, `reset_state`): its name says it is called again. (`reset_parameters` is
+        init-time by name.)"""
+        return not self.is_init_time(method) or (
+            _RESETTER_RE.match(method) is not None and not is_init_time_name(method, self))
 
     def moves_itself_when_built(self) -> bool:
         """Does construction put (part of) the module on a device? Then an instance is

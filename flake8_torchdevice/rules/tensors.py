@@ -1184,7 +1184,7 @@ class FactoryWithoutDevice(Rule):
         params = parameter_names(function)
         # (not a placeholder registered empty: filling it is its initialisation, before any move)
         return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
-            and not info.is_placeholder(target.attr.value) and not info.is_init_time(function.name.value)
+            and not info.is_placeholder(target.attr.value) and info.runs_once_built(function.name.value)
 
     def _device_is_used(self, depth: int) -> bool:
         """Is the `.device` read at `parent(depth - 1)` handed to a move (`x.to(p.device)`,
