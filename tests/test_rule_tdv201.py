@@ -3543,3 +3543,39 @@ class PositionEmbedder(nn.Module):
     # what the helper stores is not known to be a module: unsure, not reported
     assert tdv201(code.replace("nn.Embedding(n, d)", "load_table(n, d)")) == []
 
+
+def test_a_loop_reads_in_its_next_turn_what_its_body_binds_last():
+    # TEMPO's autoregressive `predict`: the model's own forward gets, from the second turn on,
+    # the CPU tensor the loop's last statement made of the predictions
+    code = """import numpy as np
+import torch
+import torch.nn as nn
+class Forecaster(nn.Module):
+    def predict(self, x, steps):
+        current = x.to(self.device)
+        preds = []
+        while len(preds) < steps:
+            out = self.forward(current)
+            values = out.cpu().numpy()
+            preds.extend(values)
+            current = torch.FloatTensor(values).unsqueeze(0)
+        return np.array(preds)
+"""
+    assert tdv201(code) == [(12, 22, "TDV201")]
+    # moved before the next turn: nothing left on the CPU
+    assert tdv201(code.replace("torch.FloatTensor(values).unsqueeze(0)",
+                               "torch.FloatTensor(values).unsqueeze(0).to(self.device)")) == []
+    # bound again after: the next turn reads the later value
+    assert tdv201(code.replace("            current = torch.FloatTensor(values).unsqueeze(0)\n",
+                               "            current = torch.FloatTensor(values).unsqueeze(0)\n"
+                               "            current = current.to(x.device)\n")) == []
+    # read only after it is bound in the turn: nothing of the next turn
+    assert tdv201("""import torch
+def collect(batches):
+    out = []
+    for b in batches:
+        t = torch.tensor(b)
+        out.append(t.sum())
+    return out
+""") == []
+

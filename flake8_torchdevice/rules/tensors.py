@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -471,6 +471,13 @@ class FactoryWithoutDevice(Rule):
         self._scalars: Set[int] = set()  # 0-dim `torch.tensor(2.0)` factories: a join or a new dimension fails
         self._dimmed: Set[int] = set()  # ... of which one was given a dimension (`.unsqueeze(0)`, `.view(1)`)
         self._joined: Optional[str] = None  # set by `_fate`: the op that joined it to a device tensor (`cat`)
+        # the loops being walked, each with the names its body binds last to a CPU factory's
+        # tensor (`cur = torch.FloatTensor(values)` at the end of a `while`): read before that
+        # statement, in the next turn, they hold it
+        self._loops: List[Dict[str, cst.Assign]] = []
+        self._carriers: Dict[int, cst.Assign] = {}  # id of such a factory -> the statement binding it
+        self._carried_bad: Dict[int, Optional[cst.CSTNode]] = {}  # id of that statement -> partner met
+        self._passed: Set[int] = set()  # ids of the loops' carrying statements walked so far
 
     # ------------------------------------------------------------ frames
 
@@ -592,6 +599,11 @@ class FactoryWithoutDevice(Rule):
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._bound_before[id(node)] = frozenset(self.ctx.function_scope().bindings)
         self._follow(node, node)
+        carrier = self._carriers.get(id(node))
+        if carrier is not None:
+            self._passed.add(id(carrier))
+            if id(carrier) in self._carried_bad:
+                self._report_with_companions(node, self._carried_bad.pop(id(carrier)))
 
     def _default_device_is_set(self) -> bool:
         """The file sets the default device (nerf-pytorch's
@@ -618,7 +630,44 @@ class FactoryWithoutDevice(Rule):
                 return False
             depth += 2
 
+    def visit_For(self, node: cst.BaseCompoundStatement) -> None:
+        carried: Dict[str, cst.Assign] = {}
+        for statement in _statements_in_order(node.body):
+            if isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0].target, cst.Name):
+                name = statement.targets[0].target.value
+                root = _chain_root_call(statement.value)
+                carried.pop(name, None)  # the last binding is what the next turn reads
+                if root is not None and self._cpu_factory(root) is not None:
+                    carried[name] = statement
+                    self._carriers[id(root)] = statement
+        self._loops.append(carried)
+
+    visit_While = visit_For
+
+    def leave_For(self, node: cst.BaseCompoundStatement) -> None:
+        self._loops.pop()
+
+    leave_While = leave_For
+
+    def _read_in_the_next_turn(self, node: cst.Name) -> None:
+        """`out = self.forward(cur)` at the top of a loop whose body ends with `cur =
+        torch.FloatTensor(values)`: from the second turn on, `cur` is that CPU tensor. What
+        the read meets is noted, and reported when the factory is walked."""
+        for carried in self._loops:
+            statement = carried.get(node.value)
+            if statement is None or id(statement) in self._passed or id(statement) in self._carried_bad \
+                    or any(outer is statement for outer in self.ctx.stack):
+                continue
+            self._factory = None
+            self._partner = None
+            fate, _ = self._fate(node, None)
+            if fate == BAD:
+                self._carried_bad[id(statement)] = self._partner
+
     def visit_Name(self, node: cst.Name) -> None:
+        if self._loops and self._is_load(node):
+            self._read_in_the_next_turn(node)
         result = self._helper_results.get(id(self._frame.node), {}).get(node.value)
         if result is not None and self._classes and self._is_load(node):
             self._factory = None
@@ -1543,6 +1592,28 @@ class FactoryWithoutDevice(Rule):
 # Functions that draw, show or write what they are given: they read it on the host.
 # Names of sequence lengths: `lengths`, `input_lengths`, `src_lens`, `seq_len`.
 _LENGTHS_RE = re.compile(r"(?:^|_)(?:lengths?|lens|seq_?lens?)$", re.I)
+
+
+def _statements_in_order(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The small statements under `block` in the order they run, not those of nested
+    functions or classes."""
+    for child in children(block):
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.BaseExpression)):
+            continue
+        if isinstance(child, cst.BaseSmallStatement):
+            yield child
+        else:
+            yield from _statements_in_order(child)
+
+
+def _chain_root_call(value: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call at the root of `torch.FloatTensor(v).unsqueeze(0).float()`, through methods
+    that keep the tensor where it is (not a move)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and isinstance(value.func.value, cst.Call) and value.func.attr.value not in MOVERS \
+            and value.func.attr.value not in TO_PYTHON:
+        value = value.func.value
+    return value if isinstance(value, cst.Call) else None
 
 
 def _picks_an_element(subscript: cst.Subscript) -> bool:
