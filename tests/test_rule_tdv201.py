@@ -3579,3 +3579,21 @@ def collect(batches):
     return out
 """) == []
 
+
+def test_an_input_indexed_by_a_cpu_tensor_is_still_the_inputs():
+    # MXtalTools' compute_num_h_bonds: the indices `torch.where` finds in the crystal's
+    # tensors live where they are; indexing the CPU arange with them fails
+    code = """import torch
+def count_bonds(data, i):
+    inds = torch.arange(data.ptr[i], data.ptr[i + 1])
+    found = torch.where(data.aux_ind[inds] == 0)[0]
+    return inds[found]
+"""
+    assert tdv201(code) == [(3, 11, "TDV201")]
+    # the CPU index only indexes the input: allowed
+    assert tdv201("""import torch
+def count_bonds(data, i):
+    inds = torch.arange(data.ptr[i], data.ptr[i + 1])
+    return (data.aux_ind[inds] == 0).sum()
+""") == []
+

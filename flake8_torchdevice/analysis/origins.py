@@ -653,7 +653,8 @@ class TensorOrigins:
         derived = False
         if frame.sensitive or frame.helper:  # where inputs are tensors: what is made here, what follows them
             read = list(names_read(value))
-            made = any(n in frame.new_tensors or n in frame.made_here for n in read) \
+            # (`x[idx]` of an input indexed by a CPU tensor made here is the input's, where it is)
+            made = any(n in frame.new_tensors or n in frame.made_here for n in _names_read_outside_indexes(value)) \
                 or self.ctx.kinds.is_fixed_tensor(value, True)
             (frame.made_here.add if made else frame.made_here.discard)(name)
             derived = not made and self._reads_inputs(read)
@@ -1013,6 +1014,25 @@ def _is_a_test_case(node: cst.ClassDef) -> bool:
     """`class TestIndoorMetric(unittest.TestCase)`: tests of a metric, not a metric."""
     return node.name.value.startswith("Test") or any(
         (last_identifier(base.value) or "").endswith("TestCase") for base in node.bases)
+
+
+def _names_read_outside_indexes(node: cst.CSTNode) -> Iterator[str]:
+    """`names_read`, less the names read inside the brackets of a subscript."""
+    kind = type(node)
+    if kind is cst.Subscript:
+        yield from _names_read_outside_indexes(node.value)
+    elif kind is cst.Attribute and node.attr.value not in _SIZE_OR_HOST:
+        yield from _names_read_outside_indexes(node.value)
+    elif kind is cst.Call and not (type(node.func) is cst.Name and node.func.value in ("len", "int", "float")) \
+            and not moves_to_cpu(node) and not _casts_to_cpu_type(node):
+        for child in children(node):
+            yield from _names_read_outside_indexes(child)
+    elif kind in (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Arg,
+                  cst.Tuple, cst.List, cst.Element, cst.IfExp):
+        for child in children(node):
+            yield from _names_read_outside_indexes(child)
+    else:
+        yield from names_read(node)
 
 
 def names_read(node: cst.CSTNode) -> Iterator[str]:
