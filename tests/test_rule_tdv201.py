@@ -3597,3 +3597,39 @@ def count_bonds(data, i):
     return (data.aux_ind[inds] == 0).sum()
 """) == []
 
+
+def test_a_helper_of_the_file_that_keeps_its_arguments_device():
+    # proteinzen's `tangent_gaussian`: `hat(v)` builds its matrix on v's device, so a CPU
+    # noise handed to it comes back on the CPU and meets the rotation in einsum
+    code = """import torch
+def hat(v):
+    hat_v = torch.zeros([*v.shape[:-1], 3, 3], dtype=v.dtype).to(v.device)
+    hat_v[..., 0, 1], hat_v[..., 0, 2], hat_v[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    return hat_v + -hat_v.transpose(-1, -2)
+
+def tangent_gaussian(R0):
+    return torch.einsum("...ij,...jk->...ik", R0, hat(torch.randn(*R0.shape[:-2], 3)))
+"""
+    assert tdv201(code) == [(8, 54, "TDV201")]
+    # a helper that makes its result on the CPU tells nothing of its argument's device
+    assert tdv201(code.replace(".to(v.device)", "")) == []
+
+
+def test_an_imported_helper_that_keeps_its_arguments_device(tmp_path):
+    from flake8_torchdevice.analysis import project
+    from flake8_torchdevice.engine import Options, lint_source
+    (tmp_path / "padding.py").write_text(
+        "import torch.nn.functional as F\n"
+        "def pad_at_dim(t, pad, dim=-1):\n    return F.pad(t, (*((0, 0) * (t.ndim - dim - 1)), *pad))\n"
+        "def pad_to_multiple(x, length):\n    rem = x.shape[1] % length\n    if rem == 0:\n        return x, 0\n"
+        "    return pad_at_dim(x, (0, length - rem), dim=1), length - rem\n"
+        "def describe(x):\n    return x.numpy()\n", encoding="utf-8")
+    (tmp_path / "attention.py").write_text(
+        "import torch\nfrom padding import pad_to_multiple, describe\n"
+        "def masked(x, size):\n    mask, _ = pad_to_multiple(torch.ones(x.shape[:2]).bool(), size)\n"
+        "    return x.masked_fill(~mask[..., None], 0.)\n"
+        "def shown(x):\n    return x * describe(torch.ones(3))\n", encoding="utf-8")
+    project.clear_cache()
+    path = tmp_path / "attention.py"
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
+    assert [(f.line, f.col, f.code) for f in found] == [(4, 30, "TDV201")]

@@ -847,3 +847,25 @@ def encode(model, path):
     return model(wav)
 """
     assert tdv203(code) == [(7, 8, "TDV203")]  # (the rate is a number: its `.to` is unknown)
+
+
+def test_a_part_of_a_tuple_a_project_function_returns():
+    # a crystal diffusion model's EGNN score network: `get_edges_batch` returns the edge
+    # lists and a `torch.ones` attribute tensor, whose `.to()` the network then discards
+    code = """import torch
+def get_edges_batch(n_nodes, batch_size):
+    edges = [list(range(n_nodes)), list(range(n_nodes))]
+    edge_attr = torch.ones(n_nodes * batch_size, 1)
+    return edges, edge_attr
+
+def score(coordinates):
+    edges, edge_attr = get_edges_batch(coordinates.shape[1], coordinates.shape[0])
+    edge_attr.to(coordinates.device)
+    return edges, edge_attr
+"""
+    assert tdv203(code) == [(9, 4, "TDV203")]
+    # the part that is a list of lists is no tensor; a part whose kind some return leaves open, unsure
+    assert tdv203(code.replace("edge_attr.to(coordinates.device)", "edges.to(coordinates.device)")) == []
+    assert tdv203(code.replace("    return edges, edge_attr\n",
+                               "    if batch_size > 1:\n        return edges, load_attr()\n"
+                               "    return edges, edge_attr\n")) == []

@@ -965,6 +965,13 @@ class ValueKinds:
                 # `wav, sr = torchaudio.load(path)`: the parts a library function returns as tensors
                 for index, element in enumerate(target_node.elements):
                     self.bind(element.value, TENSOR if index in positions else None)
+            elif isinstance(target_node, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call) \
+                    and (parts := self.ctx.project_says(node.value.func, "tuple_kinds")) \
+                    and len(parts) == len(target_node.elements):  # type: ignore[arg-type]
+                # `edges, edge_attr = get_edges_batch(n, b)` of a project function returning
+                # `edges, torch.ones(m, 1)`: what each part is
+                for kind, element in zip(parts, target_node.elements):  # type: ignore[call-overload]
+                    self.bind(element.value, kind)
             elif isinstance(target_node, (cst.Tuple, cst.List)):
                 # `x, y = batch` of a loader batch, `logits, aux = model(x)` of a module (what
                 # has `.to()` among the parts of a model's output is a tensor): tensors;

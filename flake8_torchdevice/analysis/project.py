@@ -156,8 +156,13 @@ class FileSummary:
     # `batch.to(device)` moves nothing
     copying_movers: Set[str] = field(default_factory=set)
     returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
+    # function returning tuples of one length -> per part, the callees (one per `return`)
+    tuple_returns: Dict[str, Tuple[Tuple[str, ...], ...]] = field(default_factory=dict)
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
+    # module-level functions whose every result is on their first argument's device (`hat(v)`,
+    # `pad_to_multiple(x, n)`): a CPU tensor handed to one comes back on the CPU
+    argument_followers: Set[str] = field(default_factory=set)
     # functions returning a local that one of its own methods set up (`model.initialize(opt)`):
     # a module returned so may have been moved by it
     set_up_returns: Set[str] = field(default_factory=set)
@@ -363,10 +368,32 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 callees.append("")  # a name, a literal: its kind is unknown
     if returned:
         summary.returns[key] = tuple(callees)
+    lengths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
+    if len(lengths) == 1 and min(lengths) > 1:
+        # `return edges, edge_attr`: what each part is, for `a, b = f(...)`
+        summary.tuple_returns[key] = tuple(
+            tuple(_item_callee(value.elts[item], value.lineno, assignments) for value in returned)  # type: ignore[attr-defined]
+            for item in range(min(lengths)))
     annotation = ast_dotted_name(function.returns) if function.returns is not None else None
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
+
+
+def _item_callee(item: ast.AST, line: int, assignments: Dict[str, List[Tuple[int, ast.AST]]]) -> str:
+    """The callee that made one part of a returned tuple (`edge_attr = torch.ones(n, 1)`, then
+    `return edges, edge_attr`): as `FileSummary.returns` has it, "" when unknown."""
+    if isinstance(item, ast.Name):
+        earlier = [(bound_line, value) for bound_line, value in assignments.get(item.id, ()) if bound_line < line]
+        if not earlier:
+            return ""
+        item = max(earlier, key=lambda pair: pair[0])[1]
+    item = _chain_root(item)
+    if _tensor_method_chain(item):
+        return "torch.Tensor"
+    if isinstance(item, ast.Call) and not _is_move(item):
+        return ast_dotted_name(item.func) or ""
+    return ""
 
 
 def _elementwise_operand(value: ast.AST) -> Optional[ast.AST]:
@@ -604,7 +631,107 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
             _summarise_function(summary, statement)  # type: ignore[arg-type]
         elif not summary.sets_default_device:
             summary.sets_default_device = _sets_default_device(statement, summary)
+    summary.argument_followers = _argument_followers(summary, [statement for statement in tree.body
+                                                               if isinstance(statement, ast.FunctionDef)])
     return summary
+
+
+def _argument_followers(summary: FileSummary, functions: List[ast.FunctionDef]) -> Set[str]:
+    """The functions whose every `return` gives a value on their first argument's device:
+    the argument, what torch computes from it (`F.pad(x, p)`, `x * 2`, `(pad(x), n)`: a
+    tuple's first item), a tensor made or moved there (`torch.zeros(n).to(v.device)`), or what
+    another such function of the file gives for it (`pad_at_dim(x, ...)`)."""
+    followers: Set[str] = set()
+    candidates = [f for f in functions if f.args.posonlyargs or f.args.args]
+    grown = True
+    while grown:
+        grown = False
+        for function in candidates:
+            if function.name not in followers and _follows_first_argument(summary, function, followers):
+                followers.add(function.name)
+                grown = True
+    return followers
+
+
+# a tensor's attributes that are that tensor, on its device
+_SAME_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag"})
+_HOST_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
+def _follows_first_argument(summary: FileSummary, function: ast.FunctionDef, followers: Set[str]) -> bool:
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    first = params[0]
+    bindings: Dict[str, List[Tuple[int, ast.AST]]] = {}  # name -> (line, value or the call whose first item it is)
+    returned: List[ast.Return] = []
+    for node in _own_statements(function):
+        if isinstance(node, ast.Return):
+            if node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                returned.append(node)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            for target in targets:
+                if isinstance(target, ast.Name) and value is not None:
+                    bindings.setdefault(target.id, []).append((node.lineno, value if not isinstance(node, ast.AugAssign)
+                                                               else ast.BinOp(target, node.op, value)))
+                elif isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+                    # `x, n = pad_to_multiple(x, size)`: the first item
+                    first_item = value.elts[0] if isinstance(value, ast.Tuple) and value.elts else value
+                    bindings.setdefault(target.elts[0].id, []).append((node.lineno, first_item))
+                    for element in target.elts[1:]:
+                        if isinstance(element, ast.Name):
+                            bindings.setdefault(element.id, []).append((node.lineno, ast.Constant(None)))
+    if not returned:
+        return False
+
+    def reads_first(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == first for n in ast.walk(node))
+
+    def follows(node: ast.AST, line: int, depth: int = 0) -> bool:
+        if depth > 12:
+            return False
+        if isinstance(node, ast.Name):
+            earlier = [pair for pair in bindings.get(node.id, ()) if pair[0] < line]
+            if earlier:
+                bound_line, value = max(earlier, key=lambda pair: pair[0])
+                return follows(value, bound_line, depth + 1)
+            return node.id == first
+        if isinstance(node, ast.Attribute):
+            return node.attr in _SAME_TENSOR_ATTRIBUTES and follows(node.value, line, depth + 1)
+        if isinstance(node, ast.Subscript):
+            return follows(node.value, line, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return follows(node.operand, line, depth + 1)
+        if isinstance(node, ast.BinOp):
+            return follows(node.left, line, depth + 1) or follows(node.right, line, depth + 1)
+        if not isinstance(node, ast.Call):
+            return False
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if isinstance(node.func, ast.Attribute) and not _MODULE_NAMES.intersection([ast_dotted_name(node.func.value)]):
+            method = node.func.attr
+            if method in _HOST_METHODS:
+                return False
+            if method in ("to", "cuda", "type_as"):
+                # `.to(v.device)`, `.type_as(v)`: moved to the argument's device; `.to(torch.float)` keeps it
+                return (bool(node.args) and reads_first(node.args[0])) or (
+                    method == "to" and _is_dtype_cast(node) and follows(node.func.value, line, depth + 1))
+            if isinstance(node.func.value, ast.Name) and node.func.value.id in summary.imports \
+                    and not summary.qualify(node.func.value.id).startswith(("torch", "einops")):
+                return False  # `np.pad(x)`, `math.sqrt(x)`: another library's
+            if not (isinstance(node.func.value, ast.Name) and summary.qualify(node.func.value.id).startswith(("torch", "einops"))):
+                return follows(node.func.value, line, depth + 1)  # `x.permute(0, 2, 1)`
+        callee = summary.qualify(ast_dotted_name(node.func) or "")
+        device = next((k.value for k in node.keywords if k.arg == "device"), None)
+        if device is not None:
+            return reads_first(device)  # `torch.zeros(n, device=v.device)`
+        if callee.startswith(("torch.", "einops.")) and callee not in _FACTORY_NAMES:
+            return any(follows(a, line, depth + 1) for a in positional)  # `F.pad(x, p)`, `torch.einsum(eq, a, x)`
+        if isinstance(node.func, ast.Name) and node.func.id in followers and positional:
+            return follows(positional[0], line, depth + 1)
+        return False
+
+    return all(follows(r.value.elts[0] if isinstance(r.value, ast.Tuple) and r.value.elts else r.value, r.lineno)
+               for r in returned)
 
 
 def _returns_a_copy(method: ast.FunctionDef) -> bool:
@@ -861,6 +988,22 @@ class ProjectIndex:
         return self._function_kind(_Definition(own, function), 0) if function in own.returns \
             or function in own.moved_returns else None
 
+    def tuple_kinds(self, reference: str) -> Optional[Tuple[Optional[str], ...]]:
+        """For an imported project function that returns tuples of one length, the kind
+        of each part (TENSOR, MODULE, ARRAY or None) where every return agrees."""
+        found = self._imported(reference)
+        return None if found is None else self._tuple_kinds(found)
+
+    def tuple_kinds_here(self, function: str) -> Optional[Tuple[Optional[str], ...]]:
+        return self._tuple_kinds(_Definition(self.own, function))
+
+    def _tuple_kinds(self, found: _Definition) -> Optional[Tuple[Optional[str], ...]]:
+        parts = found.summary.tuple_returns.get(found.name)
+        if parts is None:
+            return None
+        agreed = [self._returned_kinds(found, 0, callees) for callees in parts]
+        return tuple(kinds.pop() if len(kinds) == 1 and None not in kinds else None for kinds in agreed)
+
     def makes_tensor(self, dotted: str) -> bool:
         """Does a call of `dotted`, as written in this file (`make_grid`, `geometry.gaussian2d`),
         return a tensor: a module-level function of the file or of the project's files
@@ -1013,6 +1156,14 @@ class ProjectIndex:
     def moves_argument_here(self, function: str) -> bool:
         return function in self.own.argument_movers
 
+    def follows_argument(self, reference: str) -> bool:
+        """A project function whose result is on its first argument's device (`hat(v)`)."""
+        found = self._imported(reference)
+        return found is not None and found.name in found.summary.argument_followers
+
+    def follows_argument_here(self, function: str) -> bool:
+        return function in self.own.argument_followers
+
     # ------------------------------------------------------------ resolution
 
     def _imported(self, reference: str) -> Optional[_Definition]:
@@ -1121,11 +1272,12 @@ class ProjectIndex:
             return None  # `model.initialize(opt); return model`: set up by its own code, maybe moved there
         return kind
 
-    def _returned_kinds(self, found: _Definition, depth: int) -> Set[Optional[str]]:
+    def _returned_kinds(self, found: _Definition, depth: int,
+                        callees: Optional[Tuple[str, ...]] = None) -> Set[Optional[str]]:
         kinds: Set[Optional[str]] = set()
         summary = found.summary
         owner = found.name.rpartition(".")[0]  # "Net" for the method "Net._make_mask"
-        for callee in summary.returns.get(found.name, ()):
+        for callee in (summary.returns.get(found.name, ()) if callees is None else callees):
             if not callee:
                 kinds.add(None)
                 continue

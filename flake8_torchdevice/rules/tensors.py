@@ -1290,6 +1290,9 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "moves_argument"):
             return MOVED  # `try_gpu(torch.zeros(3))`: a helper of the project that returns its argument moved
+        if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
+                and self.ctx.project_says(call.func, "follows_argument"):
+            return None  # `hat(torch.randn(3))`: what a helper of the project gives for it is where it is
         if qualified in VARIABLE or (
                 (qualified or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
             return None  # `Variable(t)` is t, and so is `nn.init.normal_(t)`, which fills t in place
