@@ -242,7 +242,17 @@ class FactoryWithoutDevice(Rule):
     is there in a subclass's methods. A 0-dim tensor stays silent, but the CPU tensors with
     dimensions it was combined with (`torch.arange(n) * -torch.log(torch.tensor(b))`) are
     reported; every name of a chained assignment (`V_mask = h_V = torch.zeros(...)`) holds the
-    tensor.
+    tensor. A loop reads, from its second turn on, what its body binds last (`current =
+    torch.FloatTensor(values)` at the end of a `while` that starts with `self.forward(current)`).
+    What a callable a helper was handed computes from its inputs (`sim_fn(x, x)`) is where they
+    are, and so is what `pad_sequence` pads; a function of the project whose every result is on
+    its first argument's device (`hat(v)`, which builds on `v.device`; `pad_to_multiple(x, n)`)
+    gives a CPU tensor handed to it back on the CPU. A helper that hands back the CPU default of
+    a tensor argument (`if mask is None: mask = torch.ones(n)`, then `return x, mask`) returns
+    two devices. A reset that `__init__` calls (`clear_z`, `reset_state`; not
+    `reset_parameters`) also runs once the module was moved. An input indexed by a CPU index
+    made here (`data.aux_ind[inds]`) is still the input's; a sub-module first set to `None` and
+    built by a helper (`self.embeddings = nn.Embedding(n, d)`) is a sub-module.
 
     Not reported in a function that applies Python callables to a tensor it was handed
     (`preds.apply_(f)`, like `.numpy()` without `.cpu()`, raises for a GPU tensor: it runs on
@@ -2701,8 +2711,9 @@ class DiscardedTo(Rule):
     otherwise it may be a batch object that moves in place (`BatchEncoding`, PyG's
     `Batch`), and is not reported. What torchvision's `ToTensor()` (or a `Compose` holding
     it) makes of an image is a tensor, and so is what a function of the project returns
-    when its annotation says `-> torch.Tensor` (a dataset's classmethod too), and what
-    PyTorch's libraries load (`wav, sr = torchaudio.load(path)`: the waveform). An object of
+    when its annotation says `-> torch.Tensor` (a dataset's classmethod too), or the part of
+    the tuples it returns that is always one (`edges, edge_attr = get_edges_batch(n, b)` of
+    a function returning `edges, torch.ones(m, 1)`), and what PyTorch's libraries load (`wav, sr = torchaudio.load(path)`: the waveform). An object of
     a project class whose own `to()` returns a new object (`return Batch(*moved)`, EGG's
     batches) is moved no more in place than a tensor: `batch = Batch(*batch)`, then
     `batch.to(device)`, is reported too. A CUDA guard around the statement changes nothing.
