@@ -3633,3 +3633,30 @@ def test_an_imported_helper_that_keeps_its_arguments_device(tmp_path):
     path = tmp_path / "attention.py"
     found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
     assert [(f.line, f.col, f.code) for f in found] == [(4, 30, "TDV201")]
+
+
+def test_a_tensor_of_a_list_the_function_built_is_its_own():
+    # detectron2's box-proposal evaluation: boxes read from JSON annotations become a CPU
+    # tensor; what is indexed and computed from them is host-side work, like the CPU
+    # accumulator it fills
+    code = """import torch
+def recall(predictions, coco_api):
+    found = []
+    for prediction in predictions:
+        proposals = prediction["proposals"]
+        anno = coco_api.loadAnns(prediction["image_id"])
+        gt_boxes = [obj["bbox"] for obj in anno]
+        gt_boxes = torch.as_tensor(gt_boxes).reshape(-1, 4)
+        gt_areas = torch.as_tensor([obj["area"] for obj in anno])
+        gt_boxes = gt_boxes[gt_areas > 0]
+        overlaps = pairwise_iou(proposals.boxes, gt_boxes)
+        covered = torch.zeros(len(gt_boxes))
+        for j in range(len(gt_boxes)):
+            best, k = overlaps.max(dim=0)
+            covered[j] = overlaps[0, k]
+            assert covered[j] == best
+        found.append(covered)
+    return found
+"""
+    assert tdv201(code) == []
+

@@ -183,6 +183,7 @@ class FunctionOrigins:
     derived: Set[str] = field(default_factory=set)
     input_parts: Set[str] = field(default_factory=set)  # unpacked from an input in sensitive code
     made_here: Set[str] = field(default_factory=set)
+    lists: Set[str] = field(default_factory=set)  # locals bound to a list or tuple display or comprehension
     # in a helper method, locals a network the object holds computed from the inputs
     # (`action = self.targ_policy(x)`): tensors, where the inputs are
     network_outputs: Set[str] = field(default_factory=set)
@@ -655,7 +656,7 @@ class TensorOrigins:
             read = list(names_read(value))
             # (`x[idx]` of an input indexed by a CPU tensor made here is the input's, where it is)
             made = any(n in frame.new_tensors or n in frame.made_here for n in _names_read_outside_indexes(value)) \
-                or self.ctx.kinds.is_fixed_tensor(value, True)
+                or self.ctx.kinds.is_fixed_tensor(value, True) or self._tensor_of_a_list(value)
             (frame.made_here.add if made else frame.made_here.discard)(name)
             derived = not made and self._reads_inputs(read)
             (frame.derived.add if derived else frame.derived.discard)(name)
@@ -674,6 +675,8 @@ class TensorOrigins:
                 if arms:
                     held = frame.inputs_set_aside.setdefault(arms[-1][0], {}).setdefault(name, (None, (), set()))
                     held[2].add(arms[-1][1])
+        # (after `made` was decided: `boxes = torch.as_tensor(boxes)` reads the list it rebinds)
+        (frame.lists.add if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) else frame.lists.discard)(name)
         if name in frame.params and is_device_move(value) and name in names_read(value) \
                 and not changes_dtype_only(value, self.ctx.resolve) \
                 and not self._to_another_inputs_device(value, name):  # (not `coords.to(torch.int64)`)
@@ -693,6 +696,18 @@ class TensorOrigins:
             if isinstance(owner, cst.Name) and owner.value != "self" and owner.value not in frame.made_here \
                     and not self.ctx.kinds.is_fixed_tensor(owner, True):
                 frame.on_device.add(owner.value)
+
+    def _tensor_of_a_list(self, value: cst.CSTNode) -> bool:
+        """`torch.as_tensor(gt_boxes).reshape(-1, 4)` of a list the function built (detectron2's
+        boxes read from JSON annotations): a CPU tensor of its own, whatever the list was
+        computed from."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and isinstance(value.func.value, cst.Call):
+            value = value.func.value
+        if not (isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value in self.current.lists):
+            return False
+        return self.ctx.resolve(value.func) in ("torch.as_tensor", "torch.tensor", "torch.asarray")
 
     def _carries_an_input(self, value: cst.CSTNode) -> bool:
         """Is `value` what an input (or a local carrying one) becomes as a whole: handed to a
