@@ -3660,3 +3660,18 @@ def recall(predictions, coco_api):
 """
     assert tdv201(code) == []
 
+
+def test_a_helper_that_moves_its_argument_when_told_a_device(tmp_path):
+    # graph4nlp's `to_cuda(x, device)`: `if device: x = x.to(device)`, then `return x`
+    from flake8_torchdevice.analysis import project
+    from flake8_torchdevice.engine import Options, lint_source
+    (tmp_path / "tree_utils.py").write_text(
+        "def to_cuda(x, device=None):\n    if device:\n        x = x.to(device)\n    return x\n", encoding="utf-8")
+    (tmp_path / "decoder.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom tree_utils import to_cuda\nclass Decoder(nn.Module):\n"
+        "    def forward(self, state, device):\n        word = torch.tensor([1], dtype=torch.long)\n"
+        "        word = to_cuda(word, device)\n        return self.step(word, state)\n", encoding="utf-8")
+    project.clear_cache()
+    path = tmp_path / "decoder.py"
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
+    assert [(f.line, f.col, f.code) for f in found] == []

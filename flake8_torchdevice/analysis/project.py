@@ -345,6 +345,10 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 last = earlier[-1][1] if earlier else arm
                 if arm.id != first or not _is_move(_chain_root(last)):
                     arm = last
+                elif ast_dotted_name(_chain_root(last).func.value) == first:  # type: ignore[attr-defined]
+                    # graph4nlp's `to_cuda(x, device)`: `if device: x = x.to(device)`, `return x`
+                    summary.moved_returns.add(key)
+                    summary.argument_movers.add(key)
             arm = _chain_root(arm)
             operand = _elementwise_operand(arm)
             if operand is not None:
