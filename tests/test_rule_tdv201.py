@@ -3675,3 +3675,29 @@ def test_a_helper_that_moves_its_argument_when_told_a_device(tmp_path):
     path = tmp_path / "decoder.py"
     found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
     assert [(f.line, f.col, f.code) for f in found] == []
+
+
+def test_what_a_helper_makes_on_the_cpu_of_its_own_is_no_input():
+    # MONAI's itk_to_monai_affine: `_compute_offset_matrix(image, c)` fills two `torch.eye`
+    # matrices from an ITK image's numbers; multiplied with the CPU affine, nothing meets
+    # the caller's tensors (a single result too)
+    code = """import torch
+def _offset(image):
+    m = torch.eye(image.ndim + 1, dtype=torch.float64)
+    m[:image.ndim, image.ndim] = torch.tensor(image.origin)
+    return m, torch.eye(image.ndim + 1, dtype=torch.float64)
+
+def _spacing(image):
+    m = torch.eye(image.ndim + 1, dtype=torch.float64)
+    return m
+
+def to_affine(image, matrix):
+    affine = torch.eye(image.ndim + 1, dtype=torch.float64)
+    offset, inverse = _offset(image)
+    affine = inverse @ affine @ offset
+    return affine @ _spacing(image)
+"""
+    assert tdv201(code) == []
+    # a helper that computes on its argument gives the argument's tensor back
+    assert tdv201(code.replace("    return m, torch.eye(image.ndim + 1, dtype=torch.float64)\n",
+                               "    return m, torch.inverse(image)\n")) == [(12, 13, "TDV201")]

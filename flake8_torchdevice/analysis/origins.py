@@ -550,6 +550,8 @@ class TensorOrigins:
             self._device_blocks -= 1
 
     def leave_Assign(self, node: cst.Assign) -> None:
+        fresh = self.ctx.project_says(node.value.func, "fresh_parts") \
+            if isinstance(node.value, cst.Call) and (self.current.sensitive or self.current.helper) else None
         for target in node.targets:
             pairs = unpacked_pairs(target.target, node.value)
             if pairs is not None:
@@ -557,8 +559,10 @@ class TensorOrigins:
                     self._bind(name, value, node)  # x, y = x.to(d), y.to(d)
             elif isinstance(target.target, (cst.Tuple, cst.List)):
                 # `values, idx = torch.unique(x, return_inverse=True)`: each part as the whole
-                for element in target.target.elements:
+                for index, element in enumerate(target.target.elements):
                     self._bind(element.value, node.value, node)
+                    if fresh and len(fresh) == len(target.target.elements) and fresh[index]:  # type: ignore[arg-type]
+                        self._made_by_a_helper(element.value)
                 frame = self.current
                 if frame.sensitive and isinstance(node.value, cst.Name) and node.value.value in frame.inputs:
                     # `log_pi, mu, sigma = x` in a loss: the parts of the caller's input, as it is
@@ -566,6 +570,19 @@ class TensorOrigins:
                                              if isinstance(e.value, cst.Name))
             else:
                 self._bind(target.target, node.value, node)
+                if fresh == (True,):
+                    self._made_by_a_helper(target.target)
+
+    def _made_by_a_helper(self, target: cst.CSTNode) -> None:
+        """`m = _offset_matrix(image)` of a project function whose result is a new CPU tensor
+        of its own (`torch.eye(n)` filled there): made, not computed from the inputs."""
+        if isinstance(target, cst.Name):
+            frame = self.current
+            frame.made_here.add(target.value)
+            frame.derived.discard(target.value)
+            frame.network_outputs.discard(target.value)
+            frame.carried.discard(target.value)
+            frame.on_device.discard(target.value)
 
     def visit_For(self, node: cst.For) -> None:
         # `for topology, n in zip(system.topologies, system.n_copies):` what the loop walks

@@ -158,6 +158,11 @@ class FileSummary:
     returns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # function -> returned calls' callees
     # function returning tuples of one length -> per part, the callees (one per `return`)
     tuple_returns: Dict[str, Tuple[Tuple[str, ...], ...]] = field(default_factory=dict)
+    # functions whose every result is a tensor a factory made there without `device=`
+    # (`m = torch.eye(n)`, `return m`): a new CPU tensor, not computed from the arguments;
+    # and, for those returning tuples, which parts are
+    fresh_returns: Set[str] = field(default_factory=set)
+    fresh_parts: Dict[str, Tuple[bool, ...]] = field(default_factory=dict)
     moved_returns: Set[str] = field(default_factory=set)  # functions returning `x.to(...)`/`x.cuda()`
     argument_movers: Set[str] = field(default_factory=set)  # functions returning their first argument moved
     # module-level functions whose every result is on their first argument's device (`hat(v)`,
@@ -372,8 +377,15 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
                 callees.append("")  # a name, a literal: its kind is unknown
     if returned:
         summary.returns[key] = tuple(callees)
+    if returned and all(_is_fresh_factory(summary, value, value.lineno, assignments)  # type: ignore[attr-defined]
+                        for value in returned):
+        summary.fresh_returns.add(key)
     lengths = {len(value.elts) if isinstance(value, ast.Tuple) else -1 for value in returned}
     if len(lengths) == 1 and min(lengths) > 1:
+        summary.fresh_parts[key] = tuple(
+            all(_is_fresh_factory(summary, value.elts[item], value.lineno, assignments)  # type: ignore[attr-defined]
+                for value in returned)
+            for item in range(min(lengths)))
         # `return edges, edge_attr`: what each part is, for `a, b = f(...)`
         summary.tuple_returns[key] = tuple(
             tuple(_item_callee(value.elts[item], value.lineno, assignments) for value in returned)  # type: ignore[attr-defined]
@@ -382,6 +394,21 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
     if annotation and summary.qualify(annotation) in ("torch.Tensor", "torch.tensor"):
         # `def get_category(cls, labels, n) -> torch.Tensor`: what it says it returns
         summary.returns[key] = ("torch.Tensor",)
+
+
+def _is_fresh_factory(summary: "FileSummary", item: ast.AST, line: int,
+                      assignments: Dict[str, List[Tuple[int, ast.AST]]]) -> bool:
+    """Is a returned value (or part) a tensor a factory made there without `device=`
+    (`m = torch.eye(n + 1)`, filled or not, then `return m`): a new CPU tensor of the
+    function's own, whatever its arguments were?"""
+    if isinstance(item, ast.Name):
+        earlier = [(bound_line, value) for bound_line, value in assignments.get(item.id, ()) if bound_line < line]
+        if not earlier:
+            return False
+        item = min(earlier, key=lambda pair: pair[0])[1] if len(earlier) == 1 else max(earlier, key=lambda pair: pair[0])[1]
+    item = _chain_root(item)
+    return isinstance(item, ast.Call) and summary.qualify(ast_dotted_name(item.func) or "") in _FACTORY_NAMES \
+        and not any(k.arg == "device" or k.arg is None for k in item.keywords)
 
 
 def _item_callee(item: ast.AST, line: int, assignments: Dict[str, List[Tuple[int, ast.AST]]]) -> str:
@@ -1008,6 +1035,15 @@ class ProjectIndex:
         agreed = [self._returned_kinds(found, 0, callees) for callees in parts]
         return tuple(kinds.pop() if len(kinds) == 1 and None not in kinds else None for kinds in agreed)
 
+    def fresh_parts(self, reference: str) -> Optional[Tuple[bool, ...]]:
+        """For an imported project function, which results are new CPU tensors of its own
+        (`FileSummary.fresh_returns`, `fresh_parts`): one flag, or one per part of a tuple."""
+        found = self._imported(reference)
+        return None if found is None else _fresh(found.summary, found.name)
+
+    def fresh_parts_here(self, function: str) -> Optional[Tuple[bool, ...]]:
+        return _fresh(self.own, function)
+
     def makes_tensor(self, dotted: str) -> bool:
         """Does a call of `dotted`, as written in this file (`make_grid`, `geometry.gaussian2d`),
         return a tensor: a module-level function of the file or of the project's files
@@ -1308,6 +1344,12 @@ class ProjectIndex:
             else:
                 kinds.add(self._function_kind(definition, depth + 1))
         return kinds
+
+
+def _fresh(summary: FileSummary, name: str) -> Optional[Tuple[bool, ...]]:
+    if name in summary.fresh_returns:
+        return (True,)
+    return summary.fresh_parts.get(name)
 
 
 def clear_cache() -> None:

@@ -390,7 +390,7 @@ class Analyzer(cst.CSTVisitor):
             query = getattr(project, question)
             return lambda: query(reference)
         own = self._own_definition(node)
-        if own is None or question not in ("returns", "tuple_kinds", "moves_argument", "follows_argument", "saves",
+        if own is None or question not in ("returns", "tuple_kinds", "fresh_parts", "moves_argument", "follows_argument", "saves",
                                            "returns_moved", "moves_itself", "never_moves", "copies_when_moved"):
             return None
         query = getattr(project, question + "_here")
