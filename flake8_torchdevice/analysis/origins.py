@@ -700,8 +700,8 @@ class TensorOrigins:
             frame.moves_inputs = True
         # (also what is computed from an object moved here: `cameras = cameras.to(d)`, then
         # `R = cameras.camera_to_worlds[:, :3, :3]`, whatever `cameras` was made from)
-        from_placed = bool(frame.placed) and any(n in frame.placed for n in names_read(value))
-        if self.is_on_device(value) or ((derived or from_placed) and self._computes_a_tensor(value)):
+        if self.is_on_device(value) or ((derived or any(n in frame.placed for n in names_read(value)))
+                                        and self._computes_a_tensor(value)):
             frame.on_device.add(name)
         else:
             frame.on_device.discard(name)
