@@ -3701,23 +3701,3 @@ def to_affine(image, matrix):
     # a helper that computes on its argument gives the argument's tensor back
     assert tdv201(code.replace("    return m, torch.eye(image.ndim + 1, dtype=torch.float64)\n",
                                "    return m, torch.inverse(image)\n")) == [(12, 13, "TDV201")]
-
-
-def test_what_is_computed_from_an_object_moved_here_is_on_the_device():
-    # spirulae-splat's annotate_train_cameras: cameras rebuilt from a helper's CPU parts,
-    # moved with `cameras.to(rgb.device)`, then a rotation sliced from them meets a CPU sign flip
-    code = """import torch
-def warp(c2w):
-    distortion = torch.zeros(len(c2w), 10)
-    return c2w, distortion
-
-def annotate(rgb: torch.Tensor, cameras):
-    c2w, distortion = warp(cameras.camera_to_worlds)
-    cameras = Cameras(c2w, distortion)
-    cameras = cameras.to(rgb.device)
-    R = cameras.camera_to_worlds[:, :3, :3]
-    return R * torch.tensor([[[1.0, -1.0, -1.0]]])
-"""
-    assert tdv201(code) == [(11, 15, "TDV201")]
-    # left where it was made: nothing says where the caller's tensors are
-    assert tdv201(code.replace("    cameras = cameras.to(rgb.device)\n", "")) == []

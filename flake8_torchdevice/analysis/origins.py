@@ -698,10 +698,7 @@ class TensorOrigins:
                 and not changes_dtype_only(value, self.ctx.resolve) \
                 and not self._to_another_inputs_device(value, name):  # (not `coords.to(torch.int64)`)
             frame.moves_inputs = True
-        # (also what is computed from an object moved here: `cameras = cameras.to(d)`, then
-        # `R = cameras.camera_to_worlds[:, :3, :3]`, whatever `cameras` was made from)
-        if self.is_on_device(value) or ((derived or any(n in frame.placed for n in names_read(value)))
-                                        and self._computes_a_tensor(value)):
+        if self.is_on_device(value) or (derived and self._computes_a_tensor(value)):
             frame.on_device.add(name)
         else:
             frame.on_device.discard(name)
