@@ -575,10 +575,10 @@ class TensorOrigins:
 
     def _made_by_a_helper(self, target: cst.CSTNode) -> None:
         """`m = _offset_matrix(image)` of a project function whose result is a new CPU tensor
-        of its own (`torch.eye(n)` filled there): made, not computed from the inputs."""
+        of its own (`torch.eye(n)` filled there): not computed from the inputs. (Not made here
+        either: what combines it with an input, `x @ m`, is still the input's.)"""
         if isinstance(target, cst.Name):
             frame = self.current
-            frame.made_here.add(target.value)
             frame.derived.discard(target.value)
             frame.network_outputs.discard(target.value)
             frame.carried.discard(target.value)
