@@ -252,7 +252,11 @@ class FactoryWithoutDevice(Rule):
     two devices. A reset that `__init__` calls (`clear_z`, `reset_state`; not
     `reset_parameters`) also runs once the module was moved. An input indexed by a CPU index
     made here (`data.aux_ind[inds]`) is still the input's; a sub-module first set to `None` and
-    built by a helper (`self.embeddings = nn.Embedding(n, d)`) is a sub-module.
+    built by a helper (`self.embeddings = nn.Embedding(n, d)`) is a sub-module. Not the
+    caller's: a tensor of a list the function built (`torch.as_tensor(gt_boxes)` of boxes read from JSON), and a new
+    CPU tensor a helper of the project makes of its own (`m = torch.eye(n)` filled and
+    returned, also as a part of a tuple); a helper that moves its argument when told a device
+    (`if device: x = x.to(device)`, `return x`) moves it.
 
     Not reported in a function that applies Python callables to a tensor it was handed
     (`preds.apply_(f)`, like `.numpy()` without `.cpu()`, raises for a GPU tensor: it runs on
