@@ -274,9 +274,13 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 calls = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, returning)) + r")\(")
                 kept.extend(n for n in left if calls.search(text_of(n)))
                 left = [n for n in left if n not in kept]
-            # a method that sets what a kept one calls (`init_embeddings` assigning the
-            # `self.embeddings(ids)` of forward): whether that is a sub-module decides
-            called = {name for n in kept for name in _SELF_CALL_RE.findall(text_of(n))}
+            # a method that sets what a kept one calls and set to None (`self.embeddings =
+            # None` in `__init__`, then `init_embeddings` assigning the `self.embeddings(ids)` of
+            # forward): whether the placeholder becomes a sub-module decides
+            placeholders = {name for n in kept + [n for n in left if n.name == "__init__"]
+                            for name in _SELF_NONE_RE.findall(text_of(n))}
+            called = {name for n in kept for name in _SELF_CALL_RE.findall(text_of(n))} & placeholders \
+                if placeholders else set()
             if called and left:
                 sets = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, sorted(called))) + r")\s*=[^=]")
                 kept.extend(n for n in left if sets.search(text_of(n)))
@@ -361,6 +365,7 @@ def _self_attributes_set_by_a_trigger(function: ast.AST, triggers: _FunctionTrig
 
 _SELF_ATTRIBUTE_RE = re.compile(r"\bself\.(\w+)")
 _SELF_CALL_RE = re.compile(r"\bself\.(\w+)\(")
+_SELF_NONE_RE = re.compile(r"\bself\.(\w+)\s*=\s*None\b")
 # Bases that make a class an `nn.Module` for certain, however the file imported them.
 _MODULE_BASES = frozenset({"Module", "nn.Module", "torch.nn.Module", "LightningModule", "pl.LightningModule"})
 

@@ -672,7 +672,8 @@ class TensorOrigins:
         if frame.sensitive or frame.helper:  # where inputs are tensors: what is made here, what follows them
             read = list(names_read(value))
             # (`x[idx]` of an input indexed by a CPU tensor made here is the input's, where it is)
-            made = any(n in frame.new_tensors or n in frame.made_here for n in _names_read_outside_indexes(value)) \
+            made = (any(n in frame.new_tensors or n in frame.made_here for n in read)  # (the cheap walk first)
+                    and any(n in frame.new_tensors or n in frame.made_here for n in _names_read_outside_indexes(value))) \
                 or self.ctx.kinds.is_fixed_tensor(value, True) or self._tensor_of_a_list(value)
             (frame.made_here.add if made else frame.made_here.discard)(name)
             derived = not made and self._reads_inputs(read)

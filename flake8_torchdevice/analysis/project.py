@@ -673,13 +673,16 @@ def _argument_followers(summary: FileSummary, functions: List[ast.FunctionDef]) 
     tuple's first item), a tensor made or moved there (`torch.zeros(n).to(v.device)`), or what
     another such function of the file gives for it (`pad_at_dim(x, ...)`)."""
     followers: Set[str] = set()
-    candidates = [f for f in functions if f.args.posonlyargs or f.args.args]
+    # (each function's statements read once; a function that follows only through others is
+    # asked again only when one of those joined)
+    candidates = [prepared for prepared in map(_returns_and_bindings, functions) if prepared is not None]
     grown = True
-    while grown:
+    while grown and candidates:
         grown = False
-        for function in candidates:
-            if function.name not in followers and _follows_first_argument(summary, function, followers):
-                followers.add(function.name)
+        for prepared in list(candidates):
+            if _follows_first_argument(summary, prepared, followers):
+                followers.add(prepared[0].name)
+                candidates.remove(prepared)
                 grown = True
     return followers
 
@@ -689,9 +692,15 @@ _SAME_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag
 _HOST_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
 
 
-def _follows_first_argument(summary: FileSummary, function: ast.FunctionDef, followers: Set[str]) -> bool:
+_Prepared = Tuple[ast.FunctionDef, str, Dict[str, List[Tuple[int, ast.AST]]], List[ast.Return]]
+
+
+def _returns_and_bindings(function: ast.FunctionDef) -> Optional[_Prepared]:
+    """(function, its first parameter, what its names are bound to, its returns of a value);
+    None for a function without parameters or without such a return."""
     params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    first = params[0]
+    if not params:
+        return None
     bindings: Dict[str, List[Tuple[int, ast.AST]]] = {}  # name -> (line, value or the call whose first item it is)
     returned: List[ast.Return] = []
     for node in _own_statements(function):
@@ -712,8 +721,11 @@ def _follows_first_argument(summary: FileSummary, function: ast.FunctionDef, fol
                     for element in target.elts[1:]:
                         if isinstance(element, ast.Name):
                             bindings.setdefault(element.id, []).append((node.lineno, ast.Constant(None)))
-    if not returned:
-        return False
+    return (function, params[0], bindings, returned) if returned else None
+
+
+def _follows_first_argument(summary: FileSummary, prepared: _Prepared, followers: Set[str]) -> bool:
+    _, first, bindings, returned = prepared
 
     def reads_first(node: ast.AST) -> bool:
         return any(isinstance(n, ast.Name) and n.id == first for n in ast.walk(node))
