@@ -253,10 +253,10 @@ class FactoryWithoutDevice(Rule):
     `reset_parameters`) also runs once the module was moved. An input indexed by a CPU index
     made here (`data.aux_ind[inds]`) is still the input's; a sub-module first set to `None` and
     built by a helper (`self.embeddings = nn.Embedding(n, d)`) is a sub-module. Not the
-    caller's: a tensor of a list the function built (`torch.as_tensor(gt_boxes)` of boxes read from JSON), and a new
-    CPU tensor a helper of the project makes of its own (`m = torch.eye(n)` filled and
-    returned, also as a part of a tuple); a helper that moves its argument when told a device
-    (`if device: x = x.to(device)`, `return x`) moves it.
+    caller's: a tensor of a list the function built (`torch.as_tensor(gt_boxes)` of boxes
+    read from JSON), and a new CPU tensor a helper of the project makes of its own (`m =
+    torch.eye(n)` filled and returned, also as a part of a tuple); a helper that moves its
+    argument when told a device (`if device: x = x.to(device)`, `return x`) moves it.
 
     Not reported in a function that applies Python callables to a tensor it was handed
     (`preds.apply_(f)`, like `.numpy()` without `.cpu()`, raises for a GPU tensor: it runs on
@@ -2717,7 +2717,8 @@ class DiscardedTo(Rule):
     it) makes of an image is a tensor, and so is what a function of the project returns
     when its annotation says `-> torch.Tensor` (a dataset's classmethod too), or the part of
     the tuples it returns that is always one (`edges, edge_attr = get_edges_batch(n, b)` of
-    a function returning `edges, torch.ones(m, 1)`), and what PyTorch's libraries load (`wav, sr = torchaudio.load(path)`: the waveform). An object of
+    a function returning `edges, torch.ones(m, 1)`), and what PyTorch's libraries load
+    (`wav, sr = torchaudio.load(path)`: the waveform). An object of
     a project class whose own `to()` returns a new object (`return Batch(*moved)`, EGG's
     batches) is moved no more in place than a tensor: `batch = Batch(*batch)`, then
     `batch.to(device)`, is reported too. A CUDA guard around the statement changes nothing.
