@@ -396,17 +396,22 @@ def _summarise_function(summary: FileSummary, function: ast.FunctionDef, owner: 
         summary.returns[key] = ("torch.Tensor",)
 
 
+def _bound_value(item: ast.AST, line: int, assignments: Dict[str, List[Tuple[int, ast.AST]]]) -> ast.AST:
+    """What a returned name was last bound to before `line` (`edge_attr = torch.ones(n, 1)`);
+    the item itself when it is no name or was not bound there (a parameter)."""
+    if isinstance(item, ast.Name):
+        earlier = [(bound_line, value) for bound_line, value in assignments.get(item.id, ()) if bound_line < line]
+        if earlier:
+            return max(earlier, key=lambda pair: pair[0])[1]
+    return item
+
+
 def _is_fresh_factory(summary: "FileSummary", item: ast.AST, line: int,
                       assignments: Dict[str, List[Tuple[int, ast.AST]]]) -> bool:
     """Is a returned value (or part) a tensor a factory made there without `device=`
     (`m = torch.eye(n + 1)`, filled or not, then `return m`): a new CPU tensor of the
     function's own, whatever its arguments were?"""
-    if isinstance(item, ast.Name):
-        earlier = [(bound_line, value) for bound_line, value in assignments.get(item.id, ()) if bound_line < line]
-        if not earlier:
-            return False
-        item = min(earlier, key=lambda pair: pair[0])[1] if len(earlier) == 1 else max(earlier, key=lambda pair: pair[0])[1]
-    item = _chain_root(item)
+    item = _chain_root(_bound_value(item, line, assignments))
     return isinstance(item, ast.Call) and summary.qualify(ast_dotted_name(item.func) or "") in _FACTORY_NAMES \
         and not any(k.arg == "device" or k.arg is None for k in item.keywords)
 
@@ -414,12 +419,7 @@ def _is_fresh_factory(summary: "FileSummary", item: ast.AST, line: int,
 def _item_callee(item: ast.AST, line: int, assignments: Dict[str, List[Tuple[int, ast.AST]]]) -> str:
     """The callee that made one part of a returned tuple (`edge_attr = torch.ones(n, 1)`, then
     `return edges, edge_attr`): as `FileSummary.returns` has it, "" when unknown."""
-    if isinstance(item, ast.Name):
-        earlier = [(bound_line, value) for bound_line, value in assignments.get(item.id, ()) if bound_line < line]
-        if not earlier:
-            return ""
-        item = max(earlier, key=lambda pair: pair[0])[1]
-    item = _chain_root(item)
+    item = _chain_root(_bound_value(item, line, assignments))
     if _tensor_method_chain(item):
         return "torch.Tensor"
     if isinstance(item, ast.Call) and not _is_move(item):
