@@ -1124,3 +1124,34 @@ class M(nn.Module):
 """
     assert tdv202(code) == []
     assert tdv202(code.replace("(self, table)", "(self, table: torch.Tensor)")) == [(6, 8, "TDV202")]
+
+
+def test_a_class_that_acts_as_a_module_leaves_its_tensors_behind():
+    # a base the linter cannot see (nuplan's TorchModuleWrapper), `forward`, and a torch.nn
+    # layer built in `__init__`: a module, whose plain tensor attribute `.to()` leaves behind
+    code = ("import torch\nimport torch.nn as nn\nfrom nuplan.modeling import TorchModuleWrapper\n"
+            "class Planner(TorchModuleWrapper):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.encoding = nn.Linear(4, 4)\n        self.offset = torch.zeros(4)\n"
+            "    def forward(self, x):\n        return self.encoding(x) + self.offset\n")
+    assert tdv202(code) == [(8, 8, "TDV202")]
+    # without a torch.nn layer it may be anything (a trainer keeping a model it was given)
+    assert tdv202(code.replace("nn.Linear(4, 4)", "build_encoding()")) == []
+
+
+def test_a_base_in_another_file_that_acts_as_a_module(tmp_path):
+    # the same test through the project index: the base is defined in another file of the project
+    from flake8_torchdevice.analysis import project
+    from flake8_torchdevice.engine import Options, lint_source
+    (tmp_path / "base.py").write_text(
+        "import torch.nn as nn\nfrom nuplan.modeling import TorchModuleWrapper\n"
+        "class Base(TorchModuleWrapper):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.encoding = nn.Linear(4, 4)\n    def forward(self, x):\n        return self.encoding(x)\n",
+        encoding="utf-8")
+    (tmp_path / "planner.py").write_text(
+        "import torch\nfrom base import Base\nclass Planner(Base):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.offset = torch.zeros(4)\n"
+        "    def forward(self, x):\n        return self.encoding(x) + self.offset\n", encoding="utf-8")
+    project.clear_cache()
+    path = tmp_path / "planner.py"
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
+    assert [(f.line, f.col, f.code) for f in found] == [(6, 8, "TDV202")]

@@ -19,8 +19,8 @@ import libcst as cst
 
 from .devices import is_device_move, moves_to_cpu
 from .kinds import MODULE, TENSOR, TO_PYTHON, TORCH_MODULE, VARIABLE, is_tensor_type, tensor_operands
-from .project import is_library_module_class
-from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, is_static_or_class_method, keyword,
+from .project import NN_NON_MODULES, is_library_module_class, torch_nn_class
+from .syntax import (dotted_name, exclusive_arms, function_statements, has_star_kwargs, is_static_or_class_method, keyword,
                      last_identifier, method_call, self_attribute_key, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
@@ -103,6 +103,21 @@ def class_is_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optiona
             return True
         if qualified is None and _MODULE_BASE_RE.search(name) and name != "Module":
             return True
+    return bool(node.bases) and _acts_as_a_module(node, resolve)
+
+
+def _acts_as_a_module(node: cst.ClassDef, resolve: Callable[[cst.CSTNode], Optional[str]]) -> bool:
+    """A class of a base the linter cannot see that defines `forward` and builds a torch.nn
+    layer on `self` in `__init__` (`project.acts_as_a_module`, the same test on the `ast`)."""
+    methods = {item.name.value: item for item in node.body.body if isinstance(item, cst.FunctionDef)}
+    if "forward" not in methods or "__init__" not in methods:
+        return False
+    for statement in function_statements(methods["__init__"]):
+        if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call) \
+                and any(self_attribute_key(target.target) is not None for target in statement.targets):
+            built = torch_nn_class(resolve(statement.value.func) or "")
+            if built is not None and built not in NN_NON_MODULES:
+                return True
     return False
 
 

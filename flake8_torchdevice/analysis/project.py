@@ -152,6 +152,9 @@ class FileSummary:
     star_imports: List[str] = field(default_factory=list)
     classes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, dotted
     self_moving: Set[str] = field(default_factory=set)  # classes whose __init__ moves the instance
+    # classes of a base the index cannot see that define `forward` and build a torch.nn layer
+    # on `self` in `__init__` (`acts_as_a_module`)
+    module_like: Set[str] = field(default_factory=set)
     # classes whose `to(...)` returns a new object (`return Batch(*moved)`), not `self`: a bare
     # `batch.to(device)` moves nothing
     copying_movers: Set[str] = field(default_factory=set)
@@ -231,6 +234,25 @@ def _to_cpu(call: ast.Call) -> bool:
 _QUIET_CALLS = frozenset({"print", "warnings", "logger", "logging", "log", "LOGGER", "assert_", "os", "sys"})
 # A name or an argument that carries a device (`device`, `args.gpu`, `local_rank`).
 DEVICE_WORD_RE = re.compile(r"device|gpu|cuda|rank", re.I)
+
+
+def acts_as_a_module(node: ast.ClassDef, qualify) -> bool:
+    """A class whose base the linter cannot see (a library's: nuplan's `TorchModuleWrapper`)
+    that defines `forward` and builds a torch.nn layer on `self` in `__init__`: a module.
+    `qualify` turns a dotted name of the file into what it imports (`nn.Linear` ->
+    `torch.nn.Linear`). (The one answer for a class of the file, `classes.class_is_module`,
+    and for a base in another file of the project.)"""
+    methods = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
+    if "forward" not in methods or "__init__" not in methods:
+        return False
+    for statement in _own_statements(methods["__init__"]):
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call) \
+                and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                        for t in statement.targets):
+            built = torch_nn_class(qualify(ast_dotted_name(statement.value.func) or ""))
+            if built is not None and built not in NN_NON_MODULES:
+                return True
+    return False
 
 
 def _own_statements(function: ast.AST):
@@ -650,6 +672,9 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
                         summary.savers.add(statement.name)  # `stopper(loss, model, path)` saves
                 if isinstance(item, ast.FunctionDef) and item.name == "to" and _returns_a_copy(item):
                     summary.copying_movers.add(statement.name)
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__" and bases \
+                        and acts_as_a_module(statement, summary.qualify):
+                    summary.module_like.add(statement.name)
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for node in _own_statements(item):
                         if isinstance(node, ast.Expr) and _is_move(node.value) and not _to_cpu(node.value) \
@@ -1311,7 +1336,7 @@ class ProjectIndex:
             base_definition = self._local(summary, base, depth)
             if base_definition is not None and self._class_is_module(base_definition, depth + 1, seen):
                 return True
-        return False
+        return found.name in summary.module_like
 
     def _function_kind(self, found: _Definition, depth: int) -> Optional[str]:
         """What a function returns when every return agrees: TENSOR, MODULE or ARRAY, else None."""

@@ -1752,7 +1752,9 @@ class UnregisteredTensorAttribute(Rule):
     through its base classes, also those defined earlier in the file, `nn.Module`,
     `nn.Sequential`, `pl.LightningModule`, transformers' `RobertaPreTrainedModel`,
     diffusers' `ModelMixin`, a torchmetrics `Metric`, gpytorch, pyro, torchvision and
-    timm models, a generic base written `Operator[Tensor]`, ...) when `<name>` is neither a registered
+    timm models, a generic base written `Operator[Tensor]`, ...; of a base the linter cannot
+    see, nuplan's `TorchModuleWrapper`, when the class defines `forward` and builds a
+    torch.nn layer on `self` in `__init__`) when `<name>` is neither a registered
     buffer nor a parameter and the tensor is:
     - made in `__init__` or a method of the class that `__init__` calls on `self`
       (`self._init_tables()`), whatever `device=` it was made with: `device=device` or
