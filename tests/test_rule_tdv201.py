@@ -3701,3 +3701,78 @@ def to_affine(image, matrix):
     # a helper that computes on its argument gives the argument's tensor back
     assert tdv201(code.replace("    return m, torch.eye(image.ndim + 1, dtype=torch.float64)\n",
                                "    return m, torch.inverse(image)\n")) == [(12, 13, "TDV201")]
+
+
+# ---------------------------------------------------------------- a dict of inputs handed to a network
+# StateTransformer's planner builds `kwargs = {"ego_position": ..., "trajectory_label": torch.zeros(...)}`
+# in forward and calls `self._model.encoder(**kwargs)`; a diffusion sampler puts `t * torch.ones(n, 1)`
+# beside the positions it moved in the batch dict its score network takes.
+
+BATCH_REPORTED = {
+    "unpacked into a sub-network in forward": (
+        forward('kwargs = {"x": x, "label": torch.zeros(x.shape[0], 16)}\n'
+                "return self._model.encoder(is_training=self.training, **kwargs)"), [(5, 35)]),
+    "a dict literal handed to a sub-network in forward": (
+        forward('return self.decoder({"z": x, "t": torch.ones(x.shape[0], 1)})'), [(5, 42)]),
+    "beside a tensor moved here, handed to the network the object keeps": (
+        "import torch\nclass Sampler:\n    def __init__(self, score_network, device):\n"
+        "        self.score_network = score_network\n        self.device = device\n"
+        "    def scores(self, x, t):\n        x = x.to(self.device)\n"
+        '        batch = {"pos": x, "time": t * torch.ones(x.shape[0], 1)}\n'
+        "        return self.score_network(batch)\n", [(8, 39)]),
+}
+
+BATCH_NOT_REPORTED = {
+    # the dict's own business: an item read back, a log of numbers
+    "an item of the dict read back": forward(
+        'kwargs = {"x": x, "label": torch.zeros(x.shape[0], 16)}\nreturn self.encoder(kwargs["x"])'),
+    "a dict handed to a logger": forward(
+        'stats = {"x": x, "zeros": torch.zeros(3)}\nself.log_dict(stats)\nreturn x'),
+    # DataParallel scatters a dict's tensors to its devices itself
+    "handed to a DataParallel wrapper": forward(
+        'kwargs = {"x": x, "label": torch.zeros(x.shape[0], 16)}\nreturn self.parallel_model(**kwargs)'),
+    # a plain helper that knows nothing of where the network or its inputs are
+    "a helper of the data pipeline": (
+        "import torch\ndef make_inputs(net, x):\n"
+        '    inputs = {"x": x, "mask": torch.ones(x.shape[0])}\n    return net(**inputs)\n'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_REPORTED))
+def test_a_dict_of_inputs_handed_to_a_network(name):
+    code, expected = BATCH_REPORTED[name]
+    assert tdv201(code) == [(line, col, "TDV201") for line, col in expected]
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_NOT_REPORTED))
+def test_a_dict_that_no_network_is_handed(name):
+    assert tdv201(BATCH_NOT_REPORTED[name]) == []
+
+
+# ---------------------------------------------------------------- a module by what it does
+# nuplan's `TorchModuleWrapper` is an nn.Module the linter cannot see: a class of such a base
+# that defines `forward` and builds a torch.nn layer in `__init__` is taken for a module.
+
+PLANNER = """import torch
+import torch.nn as nn
+from nuplan.planning.training.modeling.torch_module_wrapper import TorchModuleWrapper
+class Planner(TorchModuleWrapper):
+    def __init__(self):
+        super().__init__()
+        self.encoding = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.encoding(x) + torch.zeros(4)
+"""
+
+
+def test_a_class_that_acts_as_a_module_is_one():
+    assert tdv201(PLANNER) == [(9, 34, "TDV201")]
+
+
+@pytest.mark.parametrize("change", [
+    ("        self.encoding = nn.Linear(4, 4)\n", "        self.encoding = build_encoding()\n"),  # no layer seen
+    ("    def forward(self, x):\n", "    def step(self, x):\n"),  # no forward: a trainer keeping a model
+    ("class Planner(TorchModuleWrapper):", "class Planner:"),  # no base at all: no module
+])
+def test_a_class_that_does_not_act_as_a_module(change):
+    assert tdv201(PLANNER.replace(*change)) == []

@@ -191,7 +191,10 @@ class FactoryWithoutDevice(Rule):
     local list (`tokens.append(torch.zeros(b, d))`) is followed as that list (then
     `torch.cat(tokens + [x[:, t]])`), and appended to a list holding the inputs' tensors it
     is reported there; a CPU tensor handed to a callable named for a network (`model(ids,
-    labels=torch.zeros(1, 1))`) beside an argument on a device. A tensor whose device the
+    labels=torch.zeros(1, 1))`) beside an argument on a device; one put in a dict that a
+    network is handed (`kwargs = {"x": x, "label": torch.zeros(n, 16)}`, then
+    `self.encoder(**kwargs)`) in a module's method, or beside a tensor moved to a run-time
+    device there (not a dict a logger or a DataParallel wrapper gets). A tensor whose device the
     code takes as its device (`device = grads.device`) is on that device, and so is what is
     computed from it. A plain function named like a maker (`make_*`, `create_*`, `get_*`)
     is a helper when it calls a tensor's method on its argument (`logits.sigmoid()`), and so
@@ -473,6 +476,9 @@ class FactoryWithoutDevice(Rule):
         self._network_results: Set[Tuple[int, str]] = set()
         self._via_network = False
         self._gathered: Set[Tuple[int, str]] = set()  # ... or what was joined from one (`torch.stack(lst)`)
+        # (function, local): a dict that holds a CPU tensor beside the inputs (`kwargs = {"x": x,
+        # "label": torch.zeros(n)}`) -> the input tensor it holds, met if a network is handed the dict
+        self._batches: Dict[Tuple[int, str], Optional[cst.CSTNode]] = {}
         self._factory: Optional[cst.Call] = None  # the factory `_fate` is following
         self._cached_once: Set[int] = set()  # factories kept as a cache built once: no fix
         self._rebound: Dict[int, Set[str]] = {}  # id of a function's node -> `self.<name>` it has set so far
@@ -872,6 +878,8 @@ class FactoryWithoutDevice(Rule):
         depth = 1
         position: Optional[int] = None  # of `child` in the tuple a `return` gives
         bundled: List[cst.CSTNode] = []  # what is returned beside it (`return out, state`)
+        if key is not None and (id(self._frame.node), key) in self._batches:
+            return self._fate_of_a_batch(self._batches[(id(self._frame.node), key)]), None
         while True:
             parent = self.ctx.parent(depth)
             if parent is None:
@@ -1012,10 +1020,24 @@ class FactoryWithoutDevice(Rule):
                           if isinstance(e, cst.DictElement) and e is not parent]
                 # (a dict that mixes devices is no bug by itself: tests of mixed inputs, state
                 # dicts, sizes kept on the CPU; only what a module's method returns is judged)
-                if isinstance(self.ctx.parent(depth + 2), cst.Return):
+                holder = self.ctx.parent(depth + 2)
+                if isinstance(holder, cst.Return):
                     bundled.extend(others)  # `return {"out": out, "state": torch.zeros(n)}`
                     child, depth = container, depth + 2
                     continue
+                # ... but a dict that a network is handed is its input: in a module's method, or
+                # beside a tensor moved to a run-time device here
+                placed = [o for o in others if self.ctx.origins.is_on_device(o)]
+                if not (sensitive or placed):
+                    return NEUTRAL, None
+                partner = placed[0] if placed else None
+                if isinstance(holder, cst.Arg) and holder.value is container:
+                    return self._fate_of_a_batch(partner, holder, self.ctx.parent(depth + 3)), None
+                if isinstance(holder, cst.Assign) and holder.value is container \
+                        and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+                    name = holder.targets[0].target.value  # `kwargs = {...}`, then `self.encoder(**kwargs)`
+                    self._batches[(id(self._frame.node), name)] = partner
+                    return NEUTRAL, ([name], holder)
                 return NEUTRAL, None
             if isinstance(parent, (cst.List, cst.Tuple)):
                 child, depth = parent, depth + 1
@@ -1295,6 +1317,23 @@ class FactoryWithoutDevice(Rule):
             return None
         self._dicts.add((id(frame.node), name))
         return name
+
+    def _fate_of_a_batch(self, partner: Optional[cst.CSTNode], arg: Optional[cst.CSTNode] = None,
+                         call: Optional[cst.CSTNode] = None) -> str:
+        """A dict holding the CPU tensor (beside `partner`, a tensor on a device, if known), used
+        where `arg` stands (the dict's name, where it is read): BAD where a network gets it
+        (`self.encoder(**kwargs)`, `self.score_network(batch)`); else NEUTRAL."""
+        if arg is None:
+            arg, call = self.ctx.parent(1), self.ctx.parent(2)
+        if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and call.func is not arg):
+            return NEUTRAL  # (`kwargs["x"]`, `kwargs.update(...)`: the dict's own business)
+        network = call.func
+        if _LOSS_CALLEE_RE.search(last_identifier(network) or "") or self._parallel_wrapper(network) \
+                or not (self.ctx.kinds.is_module(network) or names_a_model(network)
+                        or self.ctx.origins.is_on_device(network)):
+            return NEUTRAL  # (DataParallel scatters a dict's tensors to its devices itself)
+        self._partner = partner
+        return BAD
 
     def _fate_as_argument(self, call: cst.Call, arg: cst.Arg, around: Optional[cst.CSTNode]) -> Optional[str]:
         """The fate of a tensor passed to `call` (which stands in `around`); None when the
