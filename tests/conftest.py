@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import pytest
 
@@ -58,6 +58,19 @@ def lint(code: str, fast: bool = True, **options) -> List[Tuple[int, int, str]]:
         full = [(f.line, f.col, f.code) for f in lint_source(source, "t.py", opts, fast=False)]
         assert found == full, "fast and full parse disagree"
     return found
+
+
+def lint_in_project(root, files: Dict[str, str], target: str, enabled) -> List[Tuple[int, int, str]]:
+    """(line, 0-based col, code) of every finding in `target`, one of the project `files`
+    (name -> text) written under `root`: linted with the project index reading the others."""
+    from flake8_torchdevice.analysis import project
+
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    project.clear_cache()
+    path = root / target
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=enabled))
+    return [(f.line, f.col, f.code) for f in found]
 
 
 def lint_codes(code: str, **options) -> List[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import lint
+from conftest import lint, lint_in_project
 from flake8_torchdevice.engine import Options, lint_source
 from flake8_torchdevice.rules import select_codes
 
@@ -438,18 +438,14 @@ def test_type_of_another_tensor_is_still_no_move_next_to_a_mover():
 
 
 def test_imported_mover_of_the_project(tmp_path):
-    from flake8_torchdevice.analysis import project
-    from flake8_torchdevice.engine import Options, lint_source
-    (tmp_path / "utils.py").write_text("def to_device(t, device):\n    return t.to(device)\n"
-                                       "def describe(t):\n    return str(t)\n", encoding="utf-8")
-    (tmp_path / "model.py").write_text(
-        "import torch\nimport torch.nn as nn\nfrom utils import to_device, describe\nclass M(nn.Module):\n"
-        "    def forward(self, x):\n        y = x + to_device(torch.zeros(3), x.device)\n"
-        "        return y + describe(torch.ones(3))\n", encoding="utf-8")
-    project.clear_cache()
-    path = tmp_path / "model.py"
-    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
-    assert [(f.line, f.col, f.code) for f in found] == [(7, 28, "TDV201")]
+    files = {
+        "utils.py": ("def to_device(t, device):\n    return t.to(device)\n"
+                     "def describe(t):\n    return str(t)\n"),
+        "model.py": ("import torch\nimport torch.nn as nn\nfrom utils import to_device, describe\nclass M(nn.Module):\n"
+                     "    def forward(self, x):\n        y = x + to_device(torch.zeros(3), x.device)\n"
+                     "        return y + describe(torch.ones(3))\n"),
+    }
+    assert lint_in_project(tmp_path, files, "model.py", ONLY) == [(7, 28, "TDV201")]
 
 
 # What the model's origins know beyond one expression (issue 15): each case is the shape
@@ -3616,23 +3612,20 @@ def tangent_gaussian(R0):
 
 
 def test_an_imported_helper_that_keeps_its_arguments_device(tmp_path):
-    from flake8_torchdevice.analysis import project
-    from flake8_torchdevice.engine import Options, lint_source
-    (tmp_path / "padding.py").write_text(
-        "import torch.nn.functional as F\n"
-        "def pad_at_dim(t, pad, dim=-1):\n    return F.pad(t, (*((0, 0) * (t.ndim - dim - 1)), *pad))\n"
-        "def pad_to_multiple(x, length):\n    rem = x.shape[1] % length\n    if rem == 0:\n        return x, 0\n"
-        "    return pad_at_dim(x, (0, length - rem), dim=1), length - rem\n"
-        "def describe(x):\n    return x.numpy()\n", encoding="utf-8")
-    (tmp_path / "attention.py").write_text(
-        "import torch\nfrom padding import pad_to_multiple, describe\n"
-        "def masked(x, size):\n    mask, _ = pad_to_multiple(torch.ones(x.shape[:2]).bool(), size)\n"
-        "    return x.masked_fill(~mask[..., None], 0.)\n"
-        "def shown(x):\n    return x * describe(torch.ones(3))\n", encoding="utf-8")
-    project.clear_cache()
-    path = tmp_path / "attention.py"
-    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
-    assert [(f.line, f.col, f.code) for f in found] == [(4, 30, "TDV201")]
+    files = {
+        "padding.py": (
+            "import torch.nn.functional as F\n"
+            "def pad_at_dim(t, pad, dim=-1):\n    return F.pad(t, (*((0, 0) * (t.ndim - dim - 1)), *pad))\n"
+            "def pad_to_multiple(x, length):\n    rem = x.shape[1] % length\n    if rem == 0:\n        return x, 0\n"
+            "    return pad_at_dim(x, (0, length - rem), dim=1), length - rem\n"
+            "def describe(x):\n    return x.numpy()\n"),
+        "attention.py": (
+            "import torch\nfrom padding import pad_to_multiple, describe\n"
+            "def masked(x, size):\n    mask, _ = pad_to_multiple(torch.ones(x.shape[:2]).bool(), size)\n"
+            "    return x.masked_fill(~mask[..., None], 0.)\n"
+            "def shown(x):\n    return x * describe(torch.ones(3))\n"),
+    }
+    assert lint_in_project(tmp_path, files, "attention.py", ONLY) == [(4, 30, "TDV201")]
 
 
 def test_a_tensor_of_a_list_the_function_built_is_its_own():
@@ -3663,18 +3656,13 @@ def recall(predictions, coco_api):
 
 def test_a_helper_that_moves_its_argument_when_told_a_device(tmp_path):
     # graph4nlp's `to_cuda(x, device)`: `if device: x = x.to(device)`, then `return x`
-    from flake8_torchdevice.analysis import project
-    from flake8_torchdevice.engine import Options, lint_source
-    (tmp_path / "tree_utils.py").write_text(
-        "def to_cuda(x, device=None):\n    if device:\n        x = x.to(device)\n    return x\n", encoding="utf-8")
-    (tmp_path / "decoder.py").write_text(
-        "import torch\nimport torch.nn as nn\nfrom tree_utils import to_cuda\nclass Decoder(nn.Module):\n"
-        "    def forward(self, state, device):\n        word = torch.tensor([1], dtype=torch.long)\n"
-        "        word = to_cuda(word, device)\n        return self.step(word, state)\n", encoding="utf-8")
-    project.clear_cache()
-    path = tmp_path / "decoder.py"
-    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
-    assert [(f.line, f.col, f.code) for f in found] == []
+    files = {
+        "tree_utils.py": "def to_cuda(x, device=None):\n    if device:\n        x = x.to(device)\n    return x\n",
+        "decoder.py": ("import torch\nimport torch.nn as nn\nfrom tree_utils import to_cuda\nclass Decoder(nn.Module):\n"
+                       "    def forward(self, state, device):\n        word = torch.tensor([1], dtype=torch.long)\n"
+                       "        word = to_cuda(word, device)\n        return self.step(word, state)\n"),
+    }
+    assert lint_in_project(tmp_path, files, "decoder.py", ONLY) == []
 
 
 def test_what_a_helper_makes_on_the_cpu_of_its_own_is_no_input():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import lint
+from conftest import lint, lint_in_project
 from flake8_torchdevice.rules import select_codes
 
 ONLY = frozenset({"TDV202"})
@@ -1140,18 +1140,12 @@ def test_a_class_that_acts_as_a_module_leaves_its_tensors_behind():
 
 def test_a_base_in_another_file_that_acts_as_a_module(tmp_path):
     # the same test through the project index: the base is defined in another file of the project
-    from flake8_torchdevice.analysis import project
-    from flake8_torchdevice.engine import Options, lint_source
-    (tmp_path / "base.py").write_text(
-        "import torch.nn as nn\nfrom nuplan.modeling import TorchModuleWrapper\n"
-        "class Base(TorchModuleWrapper):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.encoding = nn.Linear(4, 4)\n    def forward(self, x):\n        return self.encoding(x)\n",
-        encoding="utf-8")
-    (tmp_path / "planner.py").write_text(
-        "import torch\nfrom base import Base\nclass Planner(Base):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.offset = torch.zeros(4)\n"
-        "    def forward(self, x):\n        return self.encoding(x) + self.offset\n", encoding="utf-8")
-    project.clear_cache()
-    path = tmp_path / "planner.py"
-    found = lint_source(path.read_text(encoding="utf-8"), str(path), Options(enabled=ONLY))
-    assert [(f.line, f.col, f.code) for f in found] == [(6, 8, "TDV202")]
+    files = {
+        "base.py": ("import torch.nn as nn\nfrom nuplan.modeling import TorchModuleWrapper\n"
+                    "class Base(TorchModuleWrapper):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.encoding = nn.Linear(4, 4)\n    def forward(self, x):\n        return self.encoding(x)\n"),
+        "planner.py": ("import torch\nfrom base import Base\nclass Planner(Base):\n    def __init__(self):\n"
+                       "        super().__init__()\n        self.offset = torch.zeros(4)\n"
+                       "    def forward(self, x):\n        return self.encoding(x) + self.offset\n"),
+    }
+    assert lint_in_project(tmp_path, files, "planner.py", ONLY) == [(6, 8, "TDV202")]
