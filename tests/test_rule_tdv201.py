@@ -3764,3 +3764,46 @@ def test_a_class_that_acts_as_a_module_is_one():
 ])
 def test_a_class_that_does_not_act_as_a_module(change):
     assert tdv201(PLANNER.replace(*change)) == []
+
+
+# ---------------------------------------------------------------- arguments that a function computes on together
+# MatDeepLearn hands `torch.tensor([len(pos)])` to `radius_graph_pbc(r, n, pos, cell, n_atoms)`, which
+# subtracts what it computes from `n_atoms` from an `arange` made on `pos.device`.
+
+RADIUS_GRAPH = """import torch
+def radius_graph(pos, n_atoms):
+    device = pos.device
+    offsets = torch.cumsum(n_atoms, dim=0) - n_atoms
+    return torch.arange(int(n_atoms.sum()), device=device) - torch.repeat_interleave(offsets, n_atoms)
+"""
+
+
+def test_a_cpu_tensor_handed_to_a_function_that_computes_on_it_with_an_input():
+    code = RADIUS_GRAPH + "def edges(pos: torch.Tensor):\n    return radius_graph(pos, torch.tensor([len(pos)]))\n"
+    assert tdv201(code) == [(7, 29, "TDV201")]
+
+
+def test_a_function_of_another_file_that_computes_on_two_arguments_together(tmp_path):
+    files = {"graph.py": RADIUS_GRAPH,
+             "edges.py": "import torch\nfrom graph import radius_graph\n"
+                         "def edges(pos: torch.Tensor):\n    return radius_graph(pos, torch.tensor([len(pos)]))\n"}
+    assert lint_in_project(tmp_path, files, "edges.py", ONLY) == [(4, 29, "TDV201")]
+
+
+@pytest.mark.parametrize("helper, call", [
+    # a 0-dim number mixes with any device
+    (RADIUS_GRAPH, "radius_graph(pos, torch.tensor(3))"),
+    # the arguments meet only through numbers read on the host
+    ("import torch\ndef crop(img, size):\n    h = size[0].item()\n    return img[:, :h] * h\n", "crop(pos, torch.tensor([4, 4]))"),
+    # ... or after a copy to the host
+    ("import torch\ndef overlay(img, mask):\n    return img.cpu() * mask\n", "overlay(pos, torch.ones(3))"),
+    # the function computes on it alone
+    ("import torch\ndef shift(x, offset):\n    return x.sum() + 1, offset * 2\n", "shift(pos, torch.ones(3))"),
+])
+def test_a_cpu_tensor_that_the_function_does_not_compute_on_with_an_input(helper, call):
+    assert tdv201(helper + f"def edges(pos: torch.Tensor):\n    return {call}\n") == []
+
+
+def test_a_cpu_tensor_beside_an_argument_not_known_to_be_a_tensor():
+    # `pos` may be an array in a plain function that nothing says takes tensors
+    assert tdv201(RADIUS_GRAPH + "def edges(pos):\n    return radius_graph(pos, torch.tensor([len(pos)]))\n") == []

@@ -11,7 +11,8 @@ Read bottom-up, each module a layer of the model:
   out of the parse) and, for names imported from the project's other files, whether a
   class is an `nn.Module` through its bases, what a function returns (a tensor, a
   module, something moved, a NumPy array; each part of the tuples it returns), whether
-  it moves its argument, gives back what lives on its argument's device (`hat(v)`) or calls
+  it moves its argument, gives back what lives on its argument's device (`hat(v)`), which of
+  its arguments it computes on together (`radius_graph_pbc(..., pos, cell, n_atoms)`), or calls
   `torch.save`, whether a class keeps the device it was told and uses it (itself or
   through a base class: an agent's `self.device = device`), whether the file sets the
   default device for new tensors;

@@ -27,7 +27,7 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .devices import is_device_name
 from .syntax import ast_dotted_name
@@ -171,6 +171,10 @@ class FileSummary:
     # module-level functions whose every result is on their first argument's device (`hat(v)`,
     # `pad_to_multiple(x, n)`): a CPU tensor handed to one comes back on the CPU
     argument_followers: Set[str] = field(default_factory=set)
+    # module-level function -> position of a parameter -> the positions of the parameters its
+    # tensor meets in the function (`radius_graph_pbc(r, n, pos, cell, n_atoms)` subtracts what
+    # it computes from `n_atoms` from an `arange` on `pos.device`): they must share a device
+    shared_devices: Dict[str, Dict[int, Set[int]]] = field(default_factory=dict)
     # functions returning a local that one of its own methods set up (`model.initialize(opt)`):
     # a module returned so may have been moved by it
     set_up_returns: Set[str] = field(default_factory=set)
@@ -687,9 +691,113 @@ def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
             _summarise_function(summary, statement)  # type: ignore[arg-type]
         elif not summary.sets_default_device:
             summary.sets_default_device = _sets_default_device(statement, summary)
-    summary.argument_followers = _argument_followers(summary, [statement for statement in tree.body
-                                                               if isinstance(statement, ast.FunctionDef)])
+    functions = [statement for statement in tree.body if isinstance(statement, ast.FunctionDef)]
+    summary.argument_followers = _argument_followers(summary, functions)
+    for function in functions:
+        shared = _shared_devices(summary, function)
+        if shared:
+            summary.shared_devices[function.name] = shared
     return summary
+
+
+# what a comparison does without computing on its operands' data
+_NOT_COMPUTING = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _shared_devices(summary: FileSummary, function: ast.FunctionDef) -> Dict[int, Set[int]]:
+    """Which parameters of `function` meet in a computation on tensors (`FileSummary.shared_devices`):
+    each value is followed to the parameters whose device it is on, through assignments, tensor
+    methods and torch functions, a `device=` it was made with (`device = pos.device`), not
+    through what gives a number (`len(n)`, `.shape`, `.item()`) or a host copy (`.cpu()`)."""
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if len(params) < 2:
+        return {}
+    bindings: Dict[str, List[Tuple[int, ast.AST]]] = {}
+    statements = list(_own_statements(function))
+    for node in statements:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, ast.Name):
+                    bindings.setdefault(target.id, []).append((node.lineno, node.value))
+                elif isinstance(target, ast.Tuple):  # `a, b = ...`: not followed
+                    for element in target.elts:
+                        if isinstance(element, ast.Name):
+                            bindings.setdefault(element.id, []).append((node.lineno, ast.Constant(None)))
+    seen: Dict[Tuple[int, int], FrozenSet[str]] = {}
+
+    def devices(node: ast.AST, line: int, depth: int = 0) -> FrozenSet[str]:
+        if depth > 16:
+            return frozenset()
+        if isinstance(node, ast.Name):
+            earlier = [pair for pair in bindings.get(node.id, ()) if pair[0] < line]
+            if earlier:
+                bound_line, value = max(earlier, key=lambda pair: pair[0])
+                key = (id(value), bound_line)
+                if key not in seen:
+                    seen[key] = frozenset()  # (a cycle reads nothing)
+                    seen[key] = devices(value, bound_line, depth + 1)
+                return seen[key]
+            return frozenset([node.id]) if node.id in params else frozenset()
+        if isinstance(node, ast.Attribute):
+            if node.attr == "device" or node.attr in _SAME_TENSOR_ATTRIBUTES:
+                return devices(node.value, line, depth + 1)
+            return frozenset()  # `.shape`, `.dtype`, a field of an object
+        if isinstance(node, ast.Subscript):
+            return devices(node.value, line, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return devices(node.operand, line, depth + 1)
+        if isinstance(node, ast.BinOp):
+            return devices(node.left, line, depth + 1) | devices(node.right, line, depth + 1)
+        if not isinstance(node, ast.Call):
+            return frozenset()
+        device = next((k.value for k in node.keywords if k.arg == "device"), None)
+        if device is not None:
+            return devices(device, line, depth + 1)  # `torch.arange(n, device=device)`
+        if isinstance(node.func, ast.Attribute) and not _MODULE_NAMES.intersection([ast_dotted_name(node.func.value)]):
+            if node.func.attr in _HOST_METHODS or node.func.attr in ("size", "dim", "numel", "tolist"):
+                return frozenset()
+            if node.func.attr in ("to", "cuda", "type_as") and node.args and not _is_dtype_cast(node):
+                return devices(node.args[0], line, depth + 1)
+            if isinstance(node.func.value, ast.Name) and node.func.value.id in summary.imports:
+                if not summary.qualify(node.func.value.id).startswith("torch"):
+                    return frozenset()  # `np.sum(x)`, `math.sqrt(n)`
+            else:
+                return devices(node.func.value, line, depth + 1)  # `x.long()`, `x.view(-1)`
+        callee = summary.qualify(ast_dotted_name(node.func) or "")
+        if callee.startswith("torch.") and callee not in _FACTORY_NAMES and callee != "torch.device":
+            found: FrozenSet[str] = frozenset()
+            for argument in node.args:
+                items = argument.elts if isinstance(argument, (ast.List, ast.Tuple)) else [argument]
+                for item in items:
+                    found |= devices(item, line, depth + 1)
+            return found
+        return frozenset()  # `len(n)`, a function that may give anything
+
+    shared: Dict[int, Set[int]] = {}
+
+    def meet(operands: List[ast.AST], line: int) -> None:
+        found = [devices(operand, line) for operand in operands]
+        for i, one in enumerate(found):
+            for other in found[i + 1:]:
+                for a in one:
+                    for b in other:
+                        if a != b:
+                            shared.setdefault(params.index(a), set()).add(params.index(b))
+                            shared.setdefault(params.index(b), set()).add(params.index(a))
+
+    for statement in statements:
+        for node in ast.walk(statement):
+            line = getattr(node, "lineno", 0)
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mod):
+                meet([node.left, node.right], line)
+            elif isinstance(node, ast.Compare) and not isinstance(node.ops[0], _NOT_COMPUTING):
+                meet([node.left, *node.comparators], line)
+            elif isinstance(node, ast.Call) and len(node.args) > 1 \
+                    and summary.qualify(ast_dotted_name(node.func) or "").startswith("torch.") \
+                    and not any(k.arg == "device" for k in node.keywords):
+                meet([item for argument in node.args
+                      for item in (argument.elts if isinstance(argument, (ast.List, ast.Tuple)) else [argument])], line)
+    return shared
 
 
 def _argument_followers(summary: FileSummary, functions: List[ast.FunctionDef]) -> Set[str]:
@@ -1240,6 +1348,14 @@ class ProjectIndex:
 
     def follows_argument_here(self, function: str) -> bool:
         return function in self.own.argument_followers
+
+    def shares_devices(self, reference: str) -> Dict[int, Set[int]]:
+        """Which parameters of a project function meet in a computation (`FileSummary.shared_devices`)."""
+        found = self._imported(reference)
+        return {} if found is None else found.summary.shared_devices.get(found.name, {})
+
+    def shares_devices_here(self, function: str) -> Dict[int, Set[int]]:
+        return self.own.shared_devices.get(function, {})
 
     # ------------------------------------------------------------ resolution
 

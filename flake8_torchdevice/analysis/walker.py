@@ -368,7 +368,8 @@ class Analyzer(cst.CSTVisitor):
     def project_says(self, node: cst.CSTNode, question: str) -> object:
         """Ask the project index (project.py) about the function or class `node` names:
         `question` is one of its queries ("is_module_class", "returns", "tuple_kinds", "returns_moved",
-        "moves_argument", "follows_argument", "moves_itself", "copies_when_moved", "saves", "never_moves"). A name
+        "moves_argument", "follows_argument", "shares_devices", "moves_itself", "copies_when_moved", "saves",
+        "never_moves"). A name
         imported from the project's other files is looked up there; a function of this file (`make_mask`) or a method of the
         current class (`self._make_mask`) in the file's own summary. Falsy when unknown."""
         ask = self.project_question(node, question)
@@ -390,7 +391,8 @@ class Analyzer(cst.CSTVisitor):
             query = getattr(project, question)
             return lambda: query(reference)
         own = self._own_definition(node)
-        if own is None or question not in ("returns", "tuple_kinds", "fresh_parts", "moves_argument", "follows_argument", "saves",
+        if own is None or question not in ("returns", "tuple_kinds", "fresh_parts", "moves_argument", "follows_argument",
+                                           "shares_devices", "saves",
                                            "returns_moved", "moves_itself", "never_moves", "copies_when_moved"):
             return None
         query = getattr(project, question + "_here")

@@ -250,7 +250,10 @@ class FactoryWithoutDevice(Rule):
     What a callable a helper was handed computes from its inputs (`sim_fn(x, x)`) is where they
     are, and so is what `pad_sequence` pads; a function of the project whose every result is on
     its first argument's device (`hat(v)`, which builds on `v.device`; `pad_to_multiple(x, n)`)
-    gives a CPU tensor handed to it back on the CPU. A helper that hands back the CPU default of
+    gives a CPU tensor handed to it back on the CPU; one that computes on two of its arguments
+    together (`radius_graph_pbc(r, n, pos, cell, n_atoms)` subtracts what it derives from
+    `n_atoms` from an `arange` made on `pos.device`) meets there the input handed beside the
+    CPU tensor (`torch.tensor([len(pos)])`). A helper that hands back the CPU default of
     a tensor argument (`if mask is None: mask = torch.ones(n)`, then `return x, mask`) returns
     two devices. A reset that `__init__` calls (`clear_z`, `reset_state`; not
     `reset_parameters`) also runs once the module was moved. An input indexed by a CPU index
@@ -1346,6 +1349,17 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "follows_argument"):
             return None  # `hat(torch.randn(3))`: what a helper of the project gives for it is where it is
+        if arg.keyword is None and not arg.star:
+            positional = positional_args(call)
+            shared = self.ctx.project_says(call.func, "shares_devices") if arg in positional else None
+            if shared and positional.index(arg) in shared:
+                # `radius_graph_pbc(r, n, pos, cell, torch.tensor([len(pos)]))`: the function computes
+                # on this tensor and on another argument, an input here
+                met = [positional[i].value for i in sorted(shared[positional.index(arg)])
+                       if i < len(positional) and self.ctx.origins.is_input_tensor(positional[i].value)]
+                if met:
+                    self._partner = met[0]
+                    return BAD
         if qualified in VARIABLE or (
                 (qualified or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
             return None  # `Variable(t)` is t, and so is `nn.init.normal_(t)`, which fills t in place
