@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import ast
 import textwrap
 
 import pytest
@@ -571,3 +572,21 @@ def test_an_object_whose_base_in_another_file_keeps_its_device_computes_there(tm
     write(tmp_path, {"agents/base.py": "import torch\n\n\nclass Base:\n    def __init__(self, device):\n"
                                        "        self._device: torch.device = device\n"})
     assert findings(tmp_path / "agents/dmp.py") == []
+
+
+def test_parameters_a_function_computes_on_together():
+    # `FileSummary.shared_devices`: followed through bindings, `device=` and torch functions,
+    # not through numbers or host copies; long chains of bindings are answered in line order
+    code = textwrap.dedent("""\
+        import torch
+        def radius_graph(pos, cell, n_atoms, scale):
+            device = pos.device
+            offsets = torch.cumsum(n_atoms, dim=0) - n_atoms
+            pairs = torch.arange(len(n_atoms), device=device) - offsets
+            k = int(scale.item())
+            return pairs * k, cell.cpu() + pos.cpu()
+        def chained(a, b):
+            x0 = a + b
+        """) + "".join(f"    x{i + 1} = x{i} + x{i}\n" for i in range(3000)) + "    return x3000 * b\n"
+    summary = project.summarise_tree(ast.parse(code), "graph.py")
+    assert summary.shared_devices == {"radius_graph": {0: {2}, 2: {0}}, "chained": {0: {1}, 1: {0}}}

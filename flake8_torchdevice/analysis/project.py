@@ -24,6 +24,7 @@ the process, so flake8 gives the same findings at every `-j`.
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
@@ -723,21 +724,24 @@ def _shared_devices(summary: FileSummary, function: ast.FunctionDef) -> Dict[int
                     for element in target.elts:
                         if isinstance(element, ast.Name):
                             bindings.setdefault(element.id, []).append((node.lineno, ast.Constant(None)))
-    seen: Dict[Tuple[int, int], FrozenSet[str]] = {}
+    for pairs in bindings.values():
+        pairs.sort(key=lambda pair: pair[0])
+    binding_lines = {name: [line for line, _ in pairs] for name, pairs in bindings.items()}
+    # (line, id of the value) -> the parameters a binding's value is on: answered in the order of
+    # the lines, so that a name read always finds its earlier binding's answer (no recursion
+    # through names; a loop's later binding is not read back)
+    answers: Dict[Tuple[int, int], FrozenSet[str]] = {}
 
     def devices(node: ast.AST, line: int, depth: int = 0) -> FrozenSet[str]:
-        if depth > 16:
+        if depth > 48:
             return frozenset()
         if isinstance(node, ast.Name):
-            earlier = [pair for pair in bindings.get(node.id, ()) if pair[0] < line]
-            if earlier:
-                bound_line, value = max(earlier, key=lambda pair: pair[0])
-                key = (id(value), bound_line)
-                if key not in seen:
-                    seen[key] = frozenset()  # (a cycle reads nothing)
-                    seen[key] = devices(value, bound_line, depth + 1)
-                return seen[key]
-            return frozenset([node.id]) if node.id in params else frozenset()
+            lines = binding_lines.get(node.id, ())
+            at = bisect.bisect_left(lines, line)  # the last binding on an earlier line
+            if at == 0:
+                return frozenset([node.id]) if node.id in params else frozenset()
+            bound_line, value = bindings[node.id][at - 1]
+            return answers.get((bound_line, id(value)), frozenset())
         if isinstance(node, ast.Attribute):
             if node.attr == "device" or node.attr in _SAME_TENSOR_ATTRIBUTES:
                 return devices(node.value, line, depth + 1)
@@ -773,6 +777,9 @@ def _shared_devices(summary: FileSummary, function: ast.FunctionDef) -> Dict[int
             return found
         return frozenset()  # `len(n)`, a function that may give anything
 
+    values = {(line, id(value)): value for pairs in bindings.values() for line, value in pairs}
+    for key in sorted(values):
+        answers[key] = devices(values[key], key[0])
     shared: Dict[int, Set[int]] = {}
 
     def meet(operands: List[ast.AST], line: int) -> None:
@@ -785,18 +792,20 @@ def _shared_devices(summary: FileSummary, function: ast.FunctionDef) -> Dict[int
                             shared.setdefault(params.index(a), set()).add(params.index(b))
                             shared.setdefault(params.index(b), set()).add(params.index(a))
 
-    for statement in statements:
-        for node in ast.walk(statement):
-            line = getattr(node, "lineno", 0)
-            if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mod):
-                meet([node.left, node.right], line)
-            elif isinstance(node, ast.Compare) and not isinstance(node.ops[0], _NOT_COMPUTING):
-                meet([node.left, *node.comparators], line)
-            elif isinstance(node, ast.Call) and len(node.args) > 1 \
-                    and summary.qualify(ast_dotted_name(node.func) or "").startswith("torch.") \
-                    and not any(k.arg == "device" for k in node.keywords):
-                meet([item for argument in node.args
-                      for item in (argument.elts if isinstance(argument, (ast.List, ast.Tuple)) else [argument])], line)
+    # (each statement's own expressions: the statements of its blocks come on their own)
+    expressions = [child for statement in statements for child in ast.iter_child_nodes(statement)
+                   if isinstance(child, (ast.expr, ast.withitem))]
+    for node in (node for expression in expressions for node in ast.walk(expression)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Mod):
+            meet([node.left, node.right], line)
+        elif isinstance(node, ast.Compare) and not isinstance(node.ops[0], _NOT_COMPUTING):
+            meet([node.left, *node.comparators], line)
+        elif isinstance(node, ast.Call) and len(node.args) > 1 \
+                and summary.qualify(ast_dotted_name(node.func) or "").startswith("torch.") \
+                and not any(k.arg == "device" for k in node.keywords):
+            meet([item for argument in node.args
+                  for item in (argument.elts if isinstance(argument, (ast.List, ast.Tuple)) else [argument])], line)
     return shared
 
 
