@@ -51,6 +51,7 @@ ROWS
     test_lenient_module_dtype_after_move[*]  Module.half()/.double()/.to(dtype) after .cuda()
     test_lenient_data_assignment      t.data = other (shape and values follow)
     test_lenient_optimizer_built_before_move  optimizer built before model.cuda() still trains it
+    test_lenient_optimizer_built_before_move_again_and_again  ... also while old graphs await the collector
     test_lenient_conjugate_and_negative_views  a * torch.conj(b) on the device
     test_lenient_cuda_initial_seed
     test_lenient_module_moves[*]      Module.cuda() / .to("cuda") / .to(torch.device("cuda")) + is_cuda checks
@@ -817,6 +818,21 @@ def test_lenient_optimizer_built_before_move(emu):
     assert not torch.equal(weight, model.weight.detach().cpu())
     model.cpu()
     assert [id(p) for p in model.parameters()] == before and model.weight.device.type == "cpu"
+
+
+def test_lenient_optimizer_built_before_move_again_and_again(emu):
+    """The same round trip five times over: after `backward()` an autograd graph may wait in a
+    reference cycle, still holding the parameters, until the collector runs (the swap failed then
+    and the move made new Parameter objects, which the optimizer no longer stepped)."""
+    for _ in range(5):
+        model = nn.Linear(3, 1)
+        before = [id(p) for p in model.parameters()]
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model.cuda()
+        model(torch.ones(2, 3, device="cuda")).sum().backward()
+        optimizer.step()
+        model.cpu()
+        assert [id(p) for p in model.parameters()] == before
 
 
 def test_lenient_data_assignment(emu):

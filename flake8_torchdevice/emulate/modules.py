@@ -14,6 +14,7 @@ group runs on the emulated tensors.
 
 from __future__ import annotations
 
+import gc
 from itertools import chain
 from typing import Any, List, Tuple
 
@@ -55,14 +56,23 @@ _original_apply = nn.Module._apply
 
 def _apply(self: nn.Module, fn: Any, recurse: bool = True) -> nn.Module:
     swapping = torch.__future__.get_swap_module_params_on_conversion()
+    torch.__future__.set_swap_module_params_on_conversion(True)
     try:
-        torch.__future__.set_swap_module_params_on_conversion(True)
-        return _original_apply(self, fn, recurse)
-    except RuntimeError as error:
-        if "Couldn't swap" not in str(error):
-            raise
+        try:
+            return _original_apply(self, fn, recurse)
+        except RuntimeError as error:
+            if "Couldn't swap" not in str(error):
+                raise
+        # a swap needs the parameter held by nothing else; an autograd graph left in a
+        # reference cycle after `backward()` holds it until the collector runs
+        gc.collect()
+        try:
+            return _original_apply(self, fn, recurse)  # moves and casts are idempotent
+        except RuntimeError as error:
+            if "Couldn't swap" not in str(error):
+                raise
         torch.__future__.set_swap_module_params_on_conversion(False)
-        return _original_apply(self, fn, recurse)  # moves and casts are idempotent
+        return _original_apply(self, fn, recurse)  # (new Parameter objects: an optimizer loses them)
     finally:
         torch.__future__.set_swap_module_params_on_conversion(swapping)
 
