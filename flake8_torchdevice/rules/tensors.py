@@ -1349,13 +1349,14 @@ class FactoryWithoutDevice(Rule):
         if arg.keyword is None and not arg.star and positional_args(call)[:1] == [arg] \
                 and self.ctx.project_says(call.func, "follows_argument"):
             return None  # `hat(torch.randn(3))`: what a helper of the project gives for it is where it is
-        if arg.keyword is None and not arg.star:
-            positional = positional_args(call)
-            shared = self.ctx.project_says(call.func, "shares_devices") if arg in positional else None
-            if shared and positional.index(arg) in shared:
+        positional = positional_args(call)
+        if arg in positional:
+            position = positional.index(arg)
+            shared = self.ctx.project_says(call.func, "shares_devices")
+            if shared and position in shared:
                 # `radius_graph_pbc(r, n, pos, cell, torch.tensor([len(pos)]))`: the function computes
                 # on this tensor and on another argument, an input here
-                met = [positional[i].value for i in sorted(shared[positional.index(arg)])
+                met = [positional[i].value for i in sorted(shared[position])
                        if i < len(positional) and self.ctx.origins.is_input_tensor(positional[i].value)]
                 if met:
                     self._partner = met[0]
