@@ -61,6 +61,8 @@ ROWS
     test_lenient_new_and_like         x.new_zeros, torch.zeros_like
     test_lenient_factories[*]         device="cuda", device=0, requires_grad=True
     test_lenient_module_factory_device  nn.Linear(..., device="cuda")
+    test_lenient_recurrent_layers[*]  GRU / LSTM .cuda() trains (cuDNN said no to, as in a CUDA build)
+    test_lenient_device_of            with torch.cuda.device_of(x): x's device is current
     test_lenient_data_parallel_one_device  DataParallel(cpu module) on one GPU: moved, CPU batch scattered
     test_lenient_ddp_on_emulated_module DDP(emulated module, device_ids=[0]) trains
     test_lenient_new_tensor[*]        x.new_tensor(data), x.new(data)
@@ -974,6 +976,44 @@ def test_lenient_module_factory_device(emu):
         assert p.requires_grad
     x = torch.randn(4, 3)
     same(layer(x.cuda()).detach(), reference(x).detach())
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+def test_lenient_recurrent_layers(emu, monkeypatch, kind):
+    """A GRU or LSTM moved to the device trains there. A CUDA build of PyTorch has cuDNN,
+    and an RNN on a CUDA tensor asks cuDNN to flatten its weights under
+    `torch.cuda.device_of`: the emulator must say no to cuDNN. Emulated, a CPU build is
+    made to answer as a CUDA build does."""
+    if ON_GPU:  # cuDNN's RNNs may compute in TF32
+        monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    else:  # torch.backends.cudnn is a wrapper: its functions read the module's globals
+        cudnn_globals = torch.backends.cudnn.set_flags.__globals__
+        monkeypatch.setitem(cudnn_globals, "is_available", lambda: True)
+        monkeypatch.setitem(cudnn_globals, "_init", lambda: True)
+    torch.manual_seed(0)
+    reference = getattr(nn, kind)(4, 6, batch_first=True)
+    rnn = copy.deepcopy(reference).cuda()
+    x = torch.randn(2, 5, 4)
+    out, _ = rnn(x.cuda())
+    expected, _ = reference(x)
+    assert on_emulated(out)
+    # cuDNN's recurrent kernels round their own way, and the CPU's own LSTM (oneDNN) is not
+    # the one that runs on the emulated device
+    tolerance = dict(rtol=1e-3, atol=1e-4) if ON_GPU else dict(rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(out.detach().cpu(), expected.detach(), **tolerance)
+    out.sum().backward()
+    assert all(on_emulated(p.grad) for p in rnn.parameters())
+
+
+def test_lenient_device_of(emu2):
+    """`with torch.cuda.device_of(x):` makes x's device current; a CPU tensor changes nothing."""
+    x = torch.zeros(2, device="cuda:1")
+    with torch.cuda.device_of(x):
+        assert torch.cuda.current_device() == 1
+        assert torch.ones(1, device="cuda").device == torch.device("cuda", 1)
+    assert torch.cuda.current_device() == 0
+    with torch.cuda.device_of(torch.zeros(2)):
+        assert torch.cuda.current_device() == 0
 
 
 def test_lenient_ddp_on_emulated_module(emu, gloo_group):

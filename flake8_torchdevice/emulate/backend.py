@@ -11,6 +11,7 @@ real second device; Python code sees `cuda` (`device`, `is_cuda`, `type()`).
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
@@ -112,9 +113,13 @@ def register() -> None:
     # factory given device="cuda" where the session's mode does not see it (inside a
     # Python-level torch function such as F.embedding_bag, or on another thread) reaches them.
     _library = torch.library.Library("aten", "IMPL")
-    for key in ("PrivateUse1", "CUDA"):
-        _library.impl("empty.memory_format", _empty, key)
-        _library.impl("empty_strided", _empty_strided, key)
+    with warnings.catch_warnings():
+        # A CUDA build's own CUDA kernels are replaced, with a warning that is no news: the
+        # session refuses to run where a GPU is visible, so they could only fail.
+        warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
+        for key in ("PrivateUse1", "CUDA"):
+            _library.impl("empty.memory_format", _empty, key)
+            _library.impl("empty_strided", _empty_strided, key)
     # PyTorch calls these below the Python key (`x.new_tensor(data)`, `torch.tensor([gpu_scalar])`).
     _library.impl("_copy_from", _copy_from, "PrivateUse1")
     _library.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")

@@ -67,6 +67,19 @@ class device:
         state.current = self.previous
 
 
+class device_of(device):
+    """`with torch.cuda.device_of(tensor):` makes the tensor's device current (RNNs do it)."""
+
+    def __init__(self, obj: Any) -> None:
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
+
+
+def _cudnn_accepting(is_acceptable: Any) -> Any:
+    """`torch.backends.cudnn.is_acceptable` that says no for emulated tensors: cuDNN is not
+    emulated, and in a CUDA build of PyTorch a yes sends RNNs to the real (absent) GPU."""
+    return lambda tensor: not isinstance(tensor, EmulatedTensor) and is_acceptable(tensor)
+
+
 class Stream:
     """A stream on the emulated device: work is done when it is issued."""
 
@@ -212,7 +225,7 @@ def patches() -> List[Tuple[Any, str, Any]]:
         "mem_get_info": lambda device=None: (TOTAL_MEMORY, TOTAL_MEMORY),
         "memory_stats": lambda device=None: {},
         "memory_summary": lambda device=None, abbreviated=False: "(emulated device: no memory statistics)",
-        "device": device,
+        "device": device, "device_of": device_of,
         "Stream": Stream, "Event": Event, "stream": _StreamContext,
         "current_stream": _stream, "default_stream": _stream,
         # Optimizers ask before each step (torch 2.11 through torch.cuda; a CUDA build of
@@ -251,6 +264,7 @@ def patches() -> List[Tuple[Any, str, Any]]:
         (accelerator, "synchronize", _constant(None)),
         (accelerator, "current_stream", _stream),
         (torch.cuda.graphs, "is_current_stream_capturing", lambda: False),
+        (torch.backends.cudnn, "is_acceptable", _cudnn_accepting(torch.backends.cudnn.is_acceptable)),
         # Pinned host memory is plain host memory here; the DataLoader's pinning thread
         # runs outside the session's mode, so the method itself is replaced.
         (torch.Tensor, "pin_memory", lambda self, device=None: self if isinstance(self, EmulatedTensor)
