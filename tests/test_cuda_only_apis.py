@@ -96,7 +96,8 @@ RAISES["x.new_zeros(pin_memory=True)"] = ("torch.ones(2).new_zeros(3, pin_memory
 # no-ops (seen on torch 2.11.0+cu130, CUDA_VISIBLE_DEVICES=""): they fail on CPU builds only,
 # which is what laptops and Macs install, so the rule still reports them.
 RUN_ON_A_CUDA_BUILD = {"reset_peak_memory_stats", "reset_max_memory_allocated",
-                       'set_default_tensor_type("torch.cuda.FloatTensor")'}
+                       'set_default_tensor_type("torch.cuda.FloatTensor")',
+                       "set_default_tensor_type(torch.cuda.FloatTensor)"}
 
 # Calls that must run CPU-only: the rule never reports them.
 RUNS = {

@@ -4,6 +4,7 @@ real subprocess runs."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,7 +23,9 @@ BUGGY = textwrap.dedent("""\
 """)
 
 
-CLI = os.path.join(os.path.dirname(sys.executable), "flake8-torchdevice")  # the installed script
+# the installed script: beside this Python, else on PATH (a `pip install --target` puts it elsewhere)
+CLI = (shutil.which("flake8-torchdevice", path=os.path.dirname(sys.executable))
+       or shutil.which("flake8-torchdevice") or "flake8-torchdevice")
 
 
 def run(*command, cwd=None):

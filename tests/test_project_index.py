@@ -239,6 +239,7 @@ def test_a_helper_that_does_not_save_proves_nothing(tmp_path):
 
 
 def test_language_server_and_notebooks_see_the_project(tmp_path):
+    pytest.importorskip("pygls")  # the language server's extra
     from flake8_torchdevice.lsp import lint_document
     from flake8_torchdevice.notebook import lint_notebook_text
     import json

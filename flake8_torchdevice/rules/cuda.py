@@ -452,8 +452,8 @@ class CudaOnlyApi(Rule):
     when none is available.` With a CUDA build on a machine without a GPU they raise `RuntimeError: No
     CUDA GPUs are available` or `Found no NVIDIA driver`, except three that such a build runs
     as no-ops (seen on torch 2.11.0+cu130 with the GPUs hidden): `reset_peak_memory_stats()`,
-    `reset_max_memory_allocated()` and `set_default_tensor_type("torch.cuda.FloatTensor")`
-    with the type as a string. They still fail on every CPU build, which laptops and Macs run.
+    `reset_max_memory_allocated()` and `set_default_tensor_type(torch.cuda.FloatTensor)`
+    (the type or its name). They still fail on every CPU build, which laptops and Macs run.
 
     ## Example
     ```python
