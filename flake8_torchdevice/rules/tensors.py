@@ -2252,8 +2252,11 @@ _NOT_OPS = _CLASS_TRIGGER_CALLS | _LIKE_FACTORIES | REGISTERING_CALLS
 # `(has|get)attr` in a cache's test; a callee's name followed by its call's `(` (after
 # spaces, closing parentheses, or maybe a comment or a `\` line break), so the
 # `Tensor` of `x: torch.Tensor` annotations, in most of timm's methods, does not count.
-_CACHE_WORDS = re.compile(r"\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*\]|\([^)]*\))?\s*(?:[!=]=|[<>])"
-                          r"|(?:[!=]=|[<>])=?\s*self\.")  # (a comparison, not an assignment)
+# Runs over the text of every method (and the factory words below over every class): a
+# lookahead on the characters its words may start with lets `re` skip the other positions
+# (two to four times as fast)
+_CACHE_WORDS = re.compile(r"(?=[ihgs!=<>])(?:\bis\b|\b(?:has|get)attr\b|\bself\.[\w.]+(?:\[[^\]]*\]|\([^)]*\))?\s*(?:[!=]=|[<>])"
+                          r"|(?:[!=]=|[<>])=?\s*self\.)")  # (a comparison, not an assignment)
 # as the file trigger; `(?=_)` first: `re` then tries `\b` only where a `_` is (twice as fast)
 _TENSOR_ARGUMENT_WORDS = re.compile(r"(?=_)\b__init__\([^)]*\bTensor\b|(?=s)" + _DERIVED_ARGUMENT
                                     # `self.alphas: torch.FloatTensor = ...`
@@ -2267,8 +2270,10 @@ def _class_trigger_words(aliases: FrozenSet[str]) -> "re.Pattern[str]":
     pattern = _FACTORY_WORDS.get(aliases)
     if pattern is None:
         names = sorted(_CLASS_TRIGGER_CALLS | _LIKE_FACTORIES | aliases)
+        first = re.escape("".join(sorted({name[0] for name in names} | {"g"})))
         pattern = _FACTORY_WORDS[aliases] = re.compile(
-            r"\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])|\bgetattr\(\s*torch\s*,")
+            rf"(?=[{first}])(?:\b(?:" + "|".join(map(re.escape, names)) + r")(?=[\s)]*[(#\\])"
+            r"|\bgetattr\(\s*torch\s*,)")
     return pattern
 
 
