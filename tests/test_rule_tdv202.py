@@ -231,6 +231,14 @@ REPORTED = {
         "        super().__init__()\n        self.radii = r.norm(2, dim=1)\n"
         "        self.mean = mean.view(1, -1, 1, 1)\n    def forward(self, x):\n"
         "        return (x - self.mean) * self.radii\n", [(8, 8), (9, 8)]),
+    # torchdyn's ODEProblem: the vector field's parameters flattened into one new tensor while
+    # the module is built (a Parameter on the other arm)
+    "parameters joined into one tensor": (
+        module("self.net = nn.Linear(3, 3)\nself.t = torch.cat([p.flatten() for p in self.net.parameters()])"),
+        [(8, 8)]),
+    "parameters joined on one arm, a Parameter on the other": (
+        module("if n:\n    self.t = torch.cat([p.reshape(-1) for p in self.parameters()])\n"
+               "else:\n    self.t = nn.Parameter(torch.zeros(1))"), [(8, 12)]),
 }
 
 
@@ -456,6 +464,16 @@ NOT_REPORTED = {
     "a torchvision weights enum is no module base": (
         "import torch\nfrom torchvision.models import ResNet18_Weights\nclass W(ResNet18_Weights):\n"
         "    def __init__(self):\n        self.t = torch.ones(3)\n    def forward(self, x):\n        return x + self.t\n"),
+    "the parameters themselves, which move with the module": module(
+        "self.net = nn.Linear(3, 3)\nself.ps = [p for p in self.net.parameters()]", "return x * self.ps[0].sum()"),
+    "parameters joined at run time": module(
+        "self.net = nn.Linear(3, 3)",
+        "self.t = torch.cat([p.flatten() for p in self.net.parameters()])\nreturn x * self.t.sum()"),
+    # ultralytics' SAM3 attention: moved where it is read; testing it against None reads no device
+    "moved where read, and tested against None": module(
+        "self.t = torch.cat([torch.zeros(1, n), self._freqs(n)])",
+        "assert self.t is not None\nif self.t is None:\n    return x\nreturn x * self.t.to(x.device)",
+        extra="def _freqs(self, n):\n    return torch.ones(4, n)"),
     "torch.tensor of a method's result that may be a number": module(
         "self.t = torch.tensor(self._count())", "return x * self.t", extra="def _count(self):\n    return 3"),
 }

@@ -511,15 +511,19 @@ class ClassFacts:
         self._lambdas.pop()
 
     def _read_as_python_data(self, node: cst.CSTNode) -> bool:
-        """`if self.x[i]:`, `while self.x.sum() > 0:`, `self.x.item()`, `self.x.shape[0]`;
+        """`if self.x[i]:`, `while self.x.sum() > 0:`, `assert self.x is not None`, `self.x.item()`,
+        `self.x.shape[0]`;
         and `x[self.idx]`, `x[:, self.idx[:n]]`: a CPU index tensor indexes a tensor on any
         device (PyTorch moves it), so its device never matters either."""
         child, depth = node, 1
         only_indexed = True  # no comparison, test or operation between the read and here
         while True:
             parent = self.ctx.parent(depth)
-            if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is child:
+            if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is child:
                 return True
+            if isinstance(parent, cst.Comparison) and all(
+                    isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons):
+                return True  # `self.x is None`: an identity, wherever the tensor is
             if isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Comparison,
                                    cst.ComparisonTarget, cst.UnaryOperation, cst.BooleanOperation)):
                 if isinstance(parent, cst.Subscript) and parent.value is not child:

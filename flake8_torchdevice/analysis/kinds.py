@@ -323,6 +323,8 @@ class ValueKinds:
                     return kind
             if attr in TENSOR_ATTRIBUTES and self.kind_of(node.value) == TENSOR:
                 return TENSOR
+            if attr in ("weight", "bias") and self.kind_of(node.value) == MODULE:
+                return TENSOR  # `self.fc.weight`: a parameter of a torch.nn layer
             if is_device_name(attr):
                 return DEVICE
             return TENSOR if dotted is not None and self._narrowed_to_tensor(dotted) else None
@@ -645,6 +647,19 @@ class ValueKinds:
         fixed = [self.is_fixed_tensor(value, any_device) for value in values]
         return any(fixed) and not any(not f and self.kind_of(v) == TENSOR for v, f in zip(values, fixed))
 
+    def _joins_parameters(self, call: cst.Call) -> bool:
+        """`torch.cat([p.flatten() for p in m.parameters()])`: copies of a module's parameters
+        (or buffers) joined into one new tensor."""
+        sequence = call.args[0].value if call.args else None
+        if not isinstance(sequence, (cst.ListComp, cst.GeneratorExp)):
+            return False
+        comp_for: Optional[cst.CompFor] = sequence.for_in
+        while comp_for is not None:
+            if parameter_loop_targets(comp_for.target, comp_for.iter):
+                return True
+            comp_for = comp_for.inner_for_in
+        return False
+
     def _is_dynamic_torch_function(self, call: cst.Call) -> bool:
         """`getattr(torch, window)(n)`: a function of torch's namespace picked by name
         (`torch.hann_window`); called like that it makes a tensor."""
@@ -684,6 +699,10 @@ class ValueKinds:
                 # built is a new plain tensor on the weight's device of that moment
                 return bool(call.args) and (self.is_fixed_tensor(call.args[0].value, any_device) or (
                     any_device and self._in_construction() and self.kind_of(call.args[0].value) == TENSOR))
+            if any_device and qualified in _SEQUENCE_OPS and self._in_construction() and self._joins_parameters(call):
+                # `torch.cat([p.flatten() for p in self.net.parameters()])` while the module is
+                # built: a new tensor, where the parameters were then
+                return True
             if head == "torch.nn.functional" or last in TENSOR_FUNCTIONS or (head == "torch" and returns_tensor(last)):
                 # `torch.pow(x - w / 2, 2)` of a fixed tensor: computed where its operands are
                 return self._only_fixed_tensors([a.value for a in call.args if a.keyword is None], any_device)
@@ -1002,6 +1021,16 @@ class ValueKinds:
         self._bind_loop_targets(node)
         for item, _ in parameter_loop_targets(node.target, node.iter):
             self.bind(item, TENSOR)  # `for g, p in zip(grads, model.parameters()):`
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        # `[p.flatten() for p in self.vf.parameters()]`: bound before the element is visited
+        comp_for: Optional[cst.CompFor] = node.for_in
+        while comp_for is not None:
+            for item, _ in parameter_loop_targets(comp_for.target, comp_for.iter):
+                self.bind(item, TENSOR)
+            comp_for = comp_for.inner_for_in
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp  # type: ignore[assignment]
 
     def _bind_loop_targets(self, node: cst.For) -> None:
         # bound before the body runs; `for x, y in loader:` unpacks a batch of tensors

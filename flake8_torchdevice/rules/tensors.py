@@ -1822,7 +1822,9 @@ class UnregisteredTensorAttribute(Rule):
       `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
       by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
       shows `r` is one) or by torch's ops (`self.L = torch.linalg.cholesky(cov)`), a copy
-      of a parameter (`self.prev = torch.zeros_like(self.weight)`), what an attribute
+      of a parameter (`self.prev = torch.zeros_like(self.weight)`), a module's parameters
+      joined into one new tensor (`torch.cat([p.flatten() for p in self.net.parameters()])`,
+      torchdyn's), what an attribute
       annotated as a tensor is given from an object the caller handed in
       (`self.alphas_hat: torch.FloatTensor = self.scheduler.get_alpha_hat()`), a part of a made
       tensor (`U, _, _ = torch.randn(n, n).svd()`), a default (`thresholds or
@@ -1950,7 +1952,8 @@ class UnregisteredTensorAttribute(Rule):
     - The attribute is never read outside construction time (`__init__` and the methods
       it calls or that say they build: `_build_*`, `reset_parameters`, ...) or outside
       methods that save, load or show it (`save_weights`, `export`, `__repr__`), or is
-      read only as Python data (`if self.table[i]:`, `self.t.item()`, `self.t.shape`)
+      read only as Python data (`if self.table[i]:`, `self.t.item()`, `self.t.shape`,
+      `assert self.t is not None`)
       or only as an index (`x[:, self.idx]`: a CPU index tensor indexes a tensor on any
       device), so its device never meets the input. (An attribute the class never uses at
       all is reported when it is public and only construction sets it, see above; not a
@@ -1989,7 +1992,8 @@ class UnregisteredTensorAttribute(Rule):
                 r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
                 r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
                 r"|" + _DERIVED_ARGUMENT  # `self.radii = r.norm(2, dim=1)`
-                + r"|" + _TENSOR_USE)  # `F.nll_loss(y, t, weight=self.weight)`
+                + r"|" + _TENSOR_USE  # `F.nll_loss(y, t, weight=self.weight)`
+                + r"|\.(?:named_)?(?:parameters|buffers)\(")  # `torch.cat([p.flatten() for p in m.parameters()])`
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -2066,6 +2070,9 @@ class UnregisteredTensorAttribute(Rule):
                                       for statement in ast_statements(methods["train"])):
             return True  # a cache `train(self, mode)` sets for eval
         if makes_tensor is not None and any(_ast_stores_a_call_of(methods[name], makes_tensor) for name in built):
+            return True
+        if _JOIN_WORDS.search(text) and _PARAMETER_WORDS.search(text) \
+                and any(_ast_stores_joined_parameters(method) for method in methods.values()):
             return True
         if not factory_words.search(text):
             # `def __init__(self, points: Tensor)` ... `self.points = points`
@@ -2343,6 +2350,28 @@ def _ast_chain(value: ast.AST) -> Tuple[Optional[str], Set[str]]:
 
 
 TORCH_OP_CALL = "<torch op>"  # `_ast_chain`'s mark of a torch op around the root
+
+
+# `torch.cat([p.flatten() for p in self.vf.parameters()])`
+_JOIN_WORDS = re.compile(r"\b(?:cat|concat|concatenate|[hvd]?stack)\(")
+_PARAMETER_WORDS = re.compile(r"\.(?:named_)?(?:parameters|buffers)\(")
+
+
+def _ast_stores_joined_parameters(method: ast.AST) -> bool:
+    """Fast path of `ValueKinds._joins_parameters`: `self.x = torch.cat(...)` whose first
+    argument reads a module's parameters or buffers (a superset)."""
+    for statement in ast_statements(method):
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call) \
+                and any(_stores_attribute(t) for t in statement.targets) and statement.value.args \
+                and (ast_dotted_name(statement.value.func) or "").rpartition(".")[2] in _JOIN_NAMES:
+            for node in walk_ast(statement.value.args[0]):
+                if isinstance(node, ast.Attribute) and node.attr in _PARAMETER_ATTRIBUTES:
+                    return True
+    return False
+
+
+_JOIN_NAMES = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
+_PARAMETER_ATTRIBUTES = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
 
 
 def _ast_stores_a_move(method: ast.AST) -> bool:
