@@ -107,6 +107,23 @@ GUARDED = {
     "and short-circuit": "import torch\nok = torch.cuda.is_available() and x.cuda()\n",
     "and chain short-circuit": "import torch\nok = torch.cuda.is_available() and big and x.cuda()\n",
     "or short-circuit of a negated test": "import torch\nok = not torch.cuda.is_available() or x.cuda()\n",
+    "a flag parameter that a call sets": (
+        "import torch\ndef to_var(x, use_cuda=True):\n    if use_cuda:\n        x = x.cuda()\n    return x\n"
+        "a = to_var(torch.zeros(1))\nb = to_var(torch.zeros(1), use_cuda=torch.cuda.is_available())\n"),
+    "a flag parameter set by position": (
+        "import torch\ndef to_var(x, use_cuda=True):\n    if use_cuda:\n        x = x.cuda()\n    return x\n"
+        "a = to_var(torch.zeros(1), torch.cuda.is_available())\n"),
+    "a flag parameter the function rebinds": (
+        "import torch\ndef to_var(x, use_cuda=True):\n    use_cuda = use_cuda and torch.cuda.is_available()\n"
+        "    if use_cuda:\n        x = x.cuda()\n    return x\na = to_var(torch.zeros(1))\n"),
+    "a flag parameter of a function the file never calls": (
+        "def to_var(x, use_cuda=True):\n    if use_cuda:\n        x = x.cuda()\n    return x\n"),
+    "a flag parameter of a function handed on": (
+        "def to_var(x, use_cuda=True):\n    if use_cuda:\n        x = x.cuda()\n    return x\n"
+        "a = to_var(x)\nys = list(map(to_var, xs))\n"),
+    "a flag parameter of a function called with **kwargs": (
+        "def to_var(x, use_cuda=True):\n    if use_cuda:\n        x = x.cuda()\n    return x\n"
+        "a = to_var(x)\nb = to_var(x, **options)\n"),
     "function defined under a guard": ("import torch\nif torch.cuda.is_available():\n    def f(x):\n"
                                        "        return x.cuda()\n"),
 }
@@ -162,6 +179,13 @@ NOT_GUARDS = {
         "    raise ImportError('gpu')\n", [(3, 13)]),
     "outer call of a guarded ternary": (
         "import torch\nx = (x.cuda() if torch.cuda.is_available() else x).cuda()\n", [(2, 51)]),
+    # mmpose's AE loss: `need_cuda=True`, and no call of the helper in the file sets it
+    "a flag parameter that every call leaves at True": (
+        "import torch\ndef make_input(t, need_cuda=True):\n    if need_cuda:\n        t = t.cuda()\n    return t\n"
+        "a = make_input(torch.zeros(1))\nb = make_input(torch.zeros(1), requires_grad=False)\n", [(4, 14)]),
+    "a method's flag that every call leaves at True": (
+        "class Loss:\n    def _input(self, t, use_gpu=True):\n        if use_gpu:\n            t = t.cuda()\n"
+        "        return t\n    def forward(self, x):\n        return self._input(x)\n", [(4, 18)]),
 }
 
 

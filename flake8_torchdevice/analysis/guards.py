@@ -99,9 +99,11 @@ class GuardModel:
 
     def __init__(self, resolve: Callable[[cst.CSTNode], Optional[str]], local_flag: Callable[[str], int],
                  guard_names: Iterable[str] = (),
-                 local_absence: Callable[[str], frozenset] = lambda name: frozenset()) -> None:
+                 local_absence: Callable[[str], frozenset] = lambda name: frozenset(),
+                 pinned_flag: Callable[[str], bool] = lambda name: False) -> None:
         self.resolve = resolve
         self.local_flag = local_flag
+        self.pinned_flag = pinned_flag  # a parameter `flag=True` that no call of its function sets
         self.local_absence = local_absence
         self.guard_names = {name.lower() for name in guard_names}
 
@@ -126,7 +128,8 @@ class GuardModel:
         if isinstance(test, cst.Call):
             return self._call_polarity(test)
         if isinstance(test, cst.Name):
-            return self.local_flag(test.value) or self._flag_polarity(test)
+            polarity = self.local_flag(test.value) or self._flag_polarity(test)
+            return 0 if polarity and self.pinned_flag(test.value) else polarity
         if isinstance(test, cst.Attribute):
             return self._flag_polarity(test)
         if isinstance(test, cst.Subscript):

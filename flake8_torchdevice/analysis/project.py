@@ -1117,6 +1117,30 @@ _NEVER_PROJECT = frozenset({"torch", "torchvision", "torchaudio", "numpy", "os",
                             "einops", "transformers", "timm", "lightning", "pytorch_lightning"})
 
 
+def _calls_by_name(tree: ast.Module) -> Dict[str, List[Optional[Tuple[int, FrozenSet[str]]]]]:
+    """name -> (positional count, keywords) of each call `name(...)` or `x.name(...)` in the
+    tree; None for a call with `*args`/`**kwargs` and for a use that is not a call."""
+    calls: Dict[str, List[Optional[Tuple[int, FrozenSet[str]]]]] = {}
+    callees = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name is None:
+                continue
+            callees.add(id(func))
+            starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+            calls.setdefault(name, []).append(None if starred else (
+                len(node.args), frozenset(k.arg for k in node.keywords if k.arg is not None)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in callees \
+                or isinstance(node, ast.Attribute) and id(node) not in callees:
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name in calls:
+                calls[name].append(None)  # `map(f, xs)`, `self.f`: called elsewhere, unseen
+    return calls
+
+
 @dataclass(frozen=True)
 class _Definition:
     summary: FileSummary
@@ -1135,6 +1159,7 @@ class ProjectIndex:
         self._own: Optional[FileSummary] = None
         self._whole_tree = tree  # kept for the rare questions the summary does not answer
         self._runs_unmoved: Optional[Set[str]] = None
+        self._calls: Optional[Dict[str, List[Optional[Tuple[int, FrozenSet[str]]]]]] = None
 
     @property
     def own(self) -> FileSummary:
@@ -1273,21 +1298,36 @@ class ProjectIndex:
         same function or at module level)? For "self.<name>": does it run `self.<name>`
         and never move it (`attributes_run_unmoved`)? Read from the whole file, once."""
         if self._runs_unmoved is None:
-            tree = self._whole_tree
-            if tree is None and self._source is not None:
-                try:
-                    tree = ast.parse(self._source)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
-            if tree is None and self.path is not None:
-                try:
-                    with open(self.path, "rb") as handle:
-                        tree = ast.parse(handle.read().decode("utf-8", "replace"))
-                except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
+            tree = self._file_tree()
             self._runs_unmoved = runs_unmoved(tree) | attributes_run_unmoved(tree) if tree is not None else set()
             self._whole_tree = None
         return class_name in self._runs_unmoved
+
+    def _file_tree(self) -> Optional[ast.Module]:
+        """The whole file's tree, for the rare questions the summary does not answer."""
+        if self._whole_tree is not None:
+            return self._whole_tree
+        try:
+            if self._source is not None:
+                return ast.parse(self._source)
+            if self.path is not None:
+                with open(self.path, "rb") as handle:
+                    return ast.parse(handle.read().decode("utf-8", "replace"))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+        return None
+
+    def always_default(self, function: str, parameter: str, position: int) -> bool:
+        """Does every call of `function` (a function or method of this file, by its name) in
+        this file leave `parameter` (the `position`-th positional one, `self` not counted)
+        at its default? False when there is no call, or the name is used otherwise
+        (handed on as a value, called with `*args`/`**kwargs`)."""
+        if self._calls is None:
+            tree = self._file_tree()
+            self._calls = _calls_by_name(tree) if tree is not None else {}
+        calls = self._calls.get(function)
+        return bool(calls) and all(
+            call is not None and call[0] <= position and parameter not in call[1] for call in calls)
 
     def runs_unmoved_in_project(self, class_name: str) -> bool:
         """Does another file of the project import this file's class `class_name`, build

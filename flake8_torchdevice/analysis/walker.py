@@ -161,7 +161,7 @@ class Analyzer(cst.CSTVisitor):
         self.filename = filename
         self._module_defined = False  # a function or class seen at the top of the module
         self.scopes: List[Scope] = []
-        self.guards = GuardModel(self.resolve, self.local_flag, guard_names, self.local_absence)
+        self.guards = GuardModel(self.resolve, self.local_flag, guard_names, self.local_absence, self.pinned_flag)
         # The nodes from the module down to the one being visited (for "what is my parent").
         self.stack: List[cst.CSTNode] = []
         self.classes: List[ClassInfo] = []
@@ -431,6 +431,28 @@ class Analyzer(cst.CSTVisitor):
             if name in scope.bindings:
                 return scope.flags.get(name, 0)
         return 0
+
+    def pinned_flag(self, name: str) -> bool:
+        """`def _make_input(t, need_cuda=True): if need_cuda: ...`, where the function never
+        rebinds the flag and every call of it in the file leaves it out: always true, no guard."""
+        function = self.current_function
+        if function is None or self.project is None or function.name.value == "__init__":
+            return False
+        parameters = [*function.params.posonly_params, *function.params.params]
+        position = next((i for i, p in enumerate(parameters) if p.name.value == name), None)
+        if position is None:
+            keyword_only = [p for p in function.params.kwonly_params if p.name.value == name]
+            if not keyword_only:
+                return False
+            parameter, position = keyword_only[0], 1 << 30
+        else:
+            parameter = parameters[position]
+        default = parameter.default
+        if not (isinstance(default, cst.Name) and default.value == "True") or _rebinds(function, name):
+            return False
+        if parameters and parameters[0].name.value in ("self", "cls") and position < 1 << 30:
+            position -= 1
+        return self.project.always_default(function.name.value, name, position)
 
     def cuda_polarity(self, test: cst.BaseExpression) -> int:
         return self.guards.cuda_polarity(test)
@@ -731,3 +753,28 @@ class Analyzer(cst.CSTVisitor):
             self.functions.pop()
         self._exit_guards = self._outer_exit_guards.pop()
         self.guard_depth += self._exit_guards
+
+
+def _rebinds(function: cst.FunctionDef, name: str) -> bool:
+    """Is `name` assigned anywhere in the function's body (`x = ...`, `x += ...`, `for x in`,
+    `with ... as x`, `(x := ...)`)?"""
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        target = None
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            target = node.target
+        elif isinstance(node, cst.AsName):
+            target = node.name
+        if target is not None:
+            names = [target]
+            while names:
+                part = names.pop()
+                if isinstance(part, cst.Name) and part.value == name:
+                    return True
+                if isinstance(part, (cst.Tuple, cst.List)):
+                    names.extend(element.value for element in part.elements)
+                elif isinstance(part, cst.StarredElement):
+                    names.append(part.value)
+        stack.extend(node.children)
+    return False

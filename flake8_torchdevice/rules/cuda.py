@@ -98,7 +98,9 @@ class CudaCall(Rule):
     - the body of `if`, `elif` and `while`, the true arm of `a if cond else b` and
       the right side of `cond and ...`, whose test calls `torch.cuda.is_available()`,
       compares `torch.cuda.device_count()` with a number, reads a flag whose name
-      says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`),
+      says CUDA or GPU (`use_cuda`, `args.cuda`, `self.use_gpu`, `opt.gpu_ids`; not a
+      parameter `need_cuda=True` of a function that never rebinds it and whose every call
+      in the file leaves it out: there it is always true, as in mmpose's `_make_input(t)`),
       tests a device (`device.type == "cuda"`, `x.device == torch.device("cuda")`,
       `str(device).startswith("cuda")`, `x.is_cuda`, `device != "cpu"`,
       `device_id is not None`), tests that a tensor is on CUDA already
