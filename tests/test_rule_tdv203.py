@@ -22,10 +22,6 @@ def function(body: str, params: str = "model, loader, device") -> str:
 
 
 REPORTED = {
-    # a torch.nn layer's weight is a parameter, a tensor: `.to()` returns a moved copy of it
-    "a layer's weight, moved and dropped": (
-        "import torch.nn as nn\ndef place(device):\n    net = nn.Linear(3, 3)\n    w = net.weight\n"
-        "    w.to(device)\n    return net\n", [(5, 4)]),
     # torch's functions compute tensors: `torch.max(a, b)` rebinding a tensor keeps it one
     "rebound by torch.max of two tensors": (
         "import torch\ndef largest(loader, device):\n    m = torch.Tensor([0.0])\n    for data in loader:\n"

@@ -323,8 +323,6 @@ class ValueKinds:
                     return kind
             if attr in TENSOR_ATTRIBUTES and self.kind_of(node.value) == TENSOR:
                 return TENSOR
-            if attr in ("weight", "bias") and self.kind_of(node.value) == MODULE:
-                return TENSOR  # `self.fc.weight`: a parameter of a torch.nn layer
             if is_device_name(attr):
                 return DEVICE
             return TENSOR if dotted is not None and self._narrowed_to_tensor(dotted) else None
