@@ -87,6 +87,16 @@ def test_messages_name_the_replacement():
         "with the device the model runs on"]
 
 
+def test_a_decorator_is_told_its_replacement_with_the_type_named():
+    # no device is in scope where a class is defined (torch-ngp's grid encoder)
+    from flake8_torchdevice.engine import Options, lint_source
+    source = ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+              "    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n")
+    assert [f.message for f in lint_source(source, "t.py", Options(enabled=ONLY))] == [
+        "torch.cuda.amp.custom_fwd is deprecated and CUDA-only (off on every other device); "
+        'use torch.amp.custom_fwd(device_type="cuda"), its replacement']
+
+
 def test_literal_device_type_is_not_also_tdv102():
     assert lint("import torch\nwith torch.autocast('cuda'):\n    pass\n") == [(2, 20, "TDV501")]
 

@@ -13,8 +13,9 @@ from .base import Fix, Rule, with_first_argument
 CUDA_AMP = {
     "torch.cuda.amp.autocast": "torch.autocast(device.type)",
     "torch.cuda.amp.GradScaler": "torch.amp.GradScaler(device.type)",
-    "torch.cuda.amp.custom_fwd": "torch.amp.custom_fwd(device_type=device.type)",
-    "torch.cuda.amp.custom_bwd": "torch.amp.custom_bwd(device_type=device.type)",
+    # a decorator runs where the class is defined, with no device in scope: name the type
+    "torch.cuda.amp.custom_fwd": 'torch.amp.custom_fwd(device_type="cuda"), its replacement',
+    "torch.cuda.amp.custom_bwd": 'torch.amp.custom_bwd(device_type="cuda"), its replacement',
 }
 _CUDA_AMP_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CUDA_AMP)
 # Device-generic mixed precision -> the parameter that names the device type.
