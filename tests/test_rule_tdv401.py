@@ -16,6 +16,12 @@ def tdv401(code: str, **options):
 
 
 REPORTED = {
+    # one arm of the conditional expression leaves the module where it was built
+    "placed on one arm of a conditional expression only": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom models import Synth\n"
+        "def run(rank, device, big):\n    net = (Synth(4).cuda(rank)\n           if big\n           else Synth(4))\n"
+        "    if torch.cuda.is_available():\n        net = DDP(net, device_ids=[rank])\n    else:\n"
+        "        net = net.to(device)\n    return net\n", [(9, 14)]),
     # deep-learning-for-image-processing's SSD: the file's builder returns the model it made, unmoved
     "built by a function of the file that returns it unmoved": (
         "import torch\nimport torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
@@ -223,6 +229,17 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    # GPT-SoVITS' s2_train: placed on both arms, or on the one that runs where CUDA is
+    "placed on both arms of a conditional expression": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom models import Synth\n"
+        "def run(rank, device, big):\n    net = (Synth(4).cuda(rank)\n           if torch.cuda.is_available()\n           else Synth(4).to(device))\n"
+        "    if torch.cuda.is_available():\n        net = DDP(net, device_ids=[rank])\n    else:\n"
+        "        net = net.to(device)\n    return net\n"),
+    "placed on the arm that runs where CUDA is": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom models import Synth\n"
+        "def run(rank, device, big):\n    net = (Synth(4).cuda(rank)\n           if torch.cuda.is_available()\n           else Synth(4))\n"
+        "    if torch.cuda.is_available():\n        net = DDP(net, device_ids=[rank])\n    else:\n"
+        "        net = net.to(device)\n    return net\n"),
     "built by a function of the file that moves it": (
         "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
         "class Net(nn.Module):\n    pass\n"

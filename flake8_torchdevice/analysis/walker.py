@@ -505,6 +505,15 @@ class Analyzer(cst.CSTVisitor):
 
     def _record_move(self, value: cst.CSTNode, assigned_to: Sequence[str] = ()) -> None:
         scope = self.function_scope()
+        if isinstance(value, cst.IfExp):
+            # `net = Net().cuda(rank) if torch.cuda.is_available() else Net().to(device)`: placed
+            # when each arm places it, or runs only where there is no CUDA
+            polarity = self.cuda_polarity(value.test)
+            if assigned_to and all(cpu_only or is_device_move(arm) or self.builds_moved(arm)
+                                   for arm, cpu_only in ((value.body, polarity < 0), (value.orelse, polarity > 0))):
+                scope.moved.update(assigned_to)
+                scope.ever_moved.update(assigned_to)
+            return
         if not is_device_move(value):
             if assigned_to and self.builds_moved(value):
                 scope.moved.update(assigned_to)  # `model = build_model(cfg)` returning `model.cuda()`

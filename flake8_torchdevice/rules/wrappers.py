@@ -84,7 +84,8 @@ class WrapBeforeMove(Rule):
     module on the CPU, and a user's flag can be false on a machine with a GPU. A move
     on every arm that falls through counts, and so does a move skipped only where CUDA
     is certainly absent (`if torch.cuda.is_available(): model.cuda()`): there
-    `DataParallel` runs the module as it is. A module built again and moved on one arm
+    `DataParallel` runs the module as it is. The same holds for the arms of a conditional
+    expression (`net = Net().cuda(rank) if torch.cuda.is_available() else Net().to(device)`). A module built again and moved on one arm
     only (`if args.resume: model = Net().to(device)`) leaves the other arm's module where
     it was built; `model.eval()`, `nn.SyncBatchNorm.convert_sync_batchnorm(model)` and a
     copy (`net = model`) are the same module, built (or handed in) as before, and
