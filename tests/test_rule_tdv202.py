@@ -231,6 +231,9 @@ REPORTED = {
         "        super().__init__()\n        self.radii = r.norm(2, dim=1)\n"
         "        self.mean = mean.view(1, -1, 1, 1)\n    def forward(self, x):\n"
         "        return (x - self.mean) * self.radii\n", [(8, 8), (9, 8)]),
+    "refreshed under a test that may skip it": (
+        module("self.w = torch.Tensor(values)",
+               "if x.numel() > 3:\n    self.w = self.w.to(x.device)\nreturn x * self.w"), [(7, 8)]),
     # torchdyn's ODEProblem: the vector field's parameters flattened into one new tensor while
     # the module is built (a Parameter on the other arm)
     "parameters joined into one tensor": (
@@ -464,6 +467,11 @@ NOT_REPORTED = {
     "a torchvision weights enum is no module base": (
         "import torch\nfrom torchvision.models import ResNet18_Weights\nclass W(ResNet18_Weights):\n"
         "    def __init__(self):\n        self.t = torch.ones(3)\n    def forward(self, x):\n        return x + self.t\n"),
+    # mmaction2's cross entropy: refreshed on the input's device whenever it is not None
+    "refreshed under a test that it is not None": module(
+        "self.w = torch.Tensor(values)",
+        "if self.w is not None:\n    self.w = self.w.to(x.device)\n    x = x * self.w\n"
+        "if self.w is not None:\n    x = x + self.w.sum()\nreturn x"),
     "the parameters themselves, which move with the module": module(
         "self.net = nn.Linear(3, 3)\nself.ps = [p for p in self.net.parameters()]", "return x * self.ps[0].sum()"),
     "parameters joined at run time": module(

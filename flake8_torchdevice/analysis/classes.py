@@ -711,12 +711,15 @@ class ClassFacts:
                                                     made_tensor=fixed or kinds.is_fixed_tensor(value, True),
                                                     helper=self._self_method_call(value),
                                                     order=self._next_order(),
-                                                    conditional=self._under_an_if(), arms=self.ctx.arms()))
+                                                    conditional=self._under_an_if(f"{method[2]}.{name}"),
+                                                    arms=self.ctx.arms()))
 
-    def _under_an_if(self) -> bool:
+    def _under_an_if(self, attribute: str) -> bool:
         """Is the node being visited inside an `if` of its method that a path skips (one
-        without an `else`)?"""
-        return any(isinstance(node, cst.If) and node.orelse is None for node, _, _ in self.ctx.enclosing_tests())
+        without an `else`)? Not `if self.w is not None:` around a new `self.w`: the path that
+        skips it holds None, which is on no device (mmaction2's `class_weight`)."""
+        return any(isinstance(node, cst.If) and node.orelse is None and not _tests_not_none(test, attribute)
+                   for node, test, _ in self.ctx.enclosing_tests())
 
     def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:
         """`m` of `self.m(...)` (also wrapped: `Variable(self.m(...))`)."""
@@ -857,3 +860,12 @@ def _moves_anything(node: cst.CSTNode) -> bool:
 
     node.visit(_Finder())
     return found
+
+
+def _tests_not_none(test: cst.BaseExpression, dotted: str) -> bool:
+    """`self.w is not None` (alone or in an `and`) for `dotted` "self.w"."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _tests_not_none(test.left, dotted) or _tests_not_none(test.right, dotted)
+    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+        and isinstance(test.comparisons[0].operator, cst.IsNot) and dotted_name(test.left) == dotted \
+        and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"

@@ -1943,7 +1943,8 @@ class UnregisteredTensorAttribute(Rule):
       `self.grids[i] = grid` in `forward`). A setter that `forward` does not call, which
       only stores what it is given (`def set_values(self, phi): self.phi = phi`),
       refreshes nothing: the caller's tensor stays on one device too; nor does an
-      assignment under an `if` without `else` (it may not run) or one that takes the
+      assignment under an `if` without `else` (it may not run; but under `if self.w is not
+      None:` the path that skips it holds None, on no device) or one that takes the
       attribute's own device (`torch.zeros_like(x, device=self.mem.device)` keeps a
       stale device).
     - Empty placeholders: `torch.Tensor()`, `torch.empty(0)`.
