@@ -97,6 +97,10 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    # trlx's hypothesis test: named like a loss, but a test, on whatever device it sets up
+    "a test named like a loss function": (
+        "import torch\ndef test_ilql_loss_runs(batch_size, seq_len):\n    heads = Heads(4)\n"
+        "    qs = heads(torch.randn(batch_size, seq_len))\n    return qs + torch.randn(batch_size, seq_len)\n"),
     "its device only compared or printed": (
         forward("p = torch.zeros(1)\nprint(p.device)\nreturn x if p.device == x.device else x.cpu()")),
     "seed gradient of autograd.grad for outputs of a CPU type": (
@@ -547,6 +551,19 @@ def test_remedy_names_the_tensor_it_meets():
     assert tdv201(code) == [(7, 59, "TDV201")]
     [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
     assert finding.message.endswith("pass device=alpha.device")
+
+
+def test_remedy_names_no_parameter_that_is_not_shown_a_tensor():
+    """peft's test: the partner is a network's output, and pytest's `tmp_path` has no device."""
+    code = (
+        "import torch\nclass TestTied:\n    def test_tied(self, model, config, tmp_path):\n"
+        "        peft = wrap(model, config)\n        out = peft.model.head(1 / peft.model.embed(torch.tensor([[0, 1]])))\n"
+        "        assert torch.allclose(torch.diag(out[0]), torch.tensor([768] * 2).float())\n")
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert (finding.line, finding.col) == (6, 50)
+    assert finding.message.endswith("pass device=<tensor>.device of a tensor already on the right device")
 
 
 @pytest.mark.parametrize("code, device, twin", [

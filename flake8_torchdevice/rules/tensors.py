@@ -100,9 +100,9 @@ class FactoryWithoutDevice(Rule):
       `torch.distributions` subclass (on the tensors its `__init__` was handed:
       `self.loc` of `self.loc = loc`) or of a class of the project named for a distribution
       (`DiagGaussianDistribution`: its `mean`, `std`, `logits`...), and functions named like a
-      loss, metric, accuracy or sampling step, when they have parameters that may
-      hold tensors. There the tensor is reported when it is combined with a tensor
-      argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
+      loss, metric, accuracy or sampling step (not tests: `test_loss_is_finite`), when
+      they have parameters that may hold tensors. There the tensor is reported when it
+      is combined with a tensor argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
       outside `torch` or to a part of the module (`self.LSTM_outer(h)`), added into
       something with `+=`, or returned from `forward`
       or a loss, or its device handed to a move (`p = ... if pt else torch.zeros(1)`, then
@@ -1640,7 +1640,10 @@ class FactoryWithoutDevice(Rule):
         # (a local the tensor meets later, bound after the factory, is no device for it)
         if root is not None and (root.value in tensors or (self.ctx.origins.is_on_device(root)
                                                            and root.value in self._bound_before.get(id(call), ()))):
-            tensors = [root.value] + [p for p in tensors if p != root.value]
+            return f"{root.value}.device", root.value
+        # else only a parameter the code shows to be a tensor (not pytest's `tmp_path`, a
+        # hypothesis-drawn `seq_len`)
+        tensors = [p for p in tensors if self.ctx.origins.is_input_tensor(cst.Name(p))]
         return (f"{tensors[0]}.device", tensors[0]) if tensors else (None, None)
 
     def _none_at(self, stack: Optional[Sequence[cst.CSTNode]]) -> Set[str]:
