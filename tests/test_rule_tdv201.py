@@ -97,6 +97,13 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    # GPT-SoVITS' prefill: lengths read as slice bounds; the second comprehension's `i` counts,
+    # whatever the first one's `i` held (each comprehension has its own)
+    "lengths used as slice bounds by a comprehension's counter": (
+        "import torch\nimport torch.nn as nn\nclass Emb(nn.Module):\n    def prefill(self, x):\n"
+        "        lens = torch.tensor([i.shape[0] for i in x.unbind()])\n"
+        "        parts = [self.pe[i, : lens[i], :] for i in range(lens.size(0))]\n"
+        "        return x * torch.nested.nested_tensor(parts)\n"),
     # trlx's hypothesis test: named like a loss, but a test, on whatever device it sets up
     "a test named like a loss function": (
         "import torch\ndef test_ilql_loss_runs(batch_size, seq_len):\n    heads = Heads(4)\n"

@@ -242,6 +242,8 @@ class TensorOrigins:
     def __init__(self, analyzer: OriginsContext) -> None:
         self.ctx = analyzer
         self._frames: List[FunctionOrigins] = []
+        # id of a comprehension -> (name, derived, carried) of the targets it hides while walked
+        self._hidden_by_comprehension: Dict[int, List[Tuple[str, bool, bool]]] = {}
         # ids of builder-named methods that run per input (a module's `create_bases(self, disp)`,
         # a trainer's `create_fake(self, batch_size)` that runs its generator)
         self.per_input_methods: Set[int] = set()
@@ -609,16 +611,20 @@ class TensorOrigins:
     def _bind_comprehension_items(self, node: cst.BaseComp) -> None:
         # `[torch.cat([n, pad]) for n in nbrs]` with `nbrs` computed from the inputs: each item
         # is the inputs' as a loop's is. Bound before the element is visited (it comes first in
-        # the tree), and only added: the name may also be the function's own.
+        # the tree). A target that holds something else here (`for i in range(n)`) is that,
+        # inside the comprehension only: what the name held outside comes back after it.
         frame = self.current
         if not (frame.sensitive or frame.helper):
             return
+        hidden: List[Tuple[str, bool, bool]] = []
         clause = node.for_in
         while clause is not None:
             iterable, target_node = clause.iter, clause.target
             if isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "enumerate" and iterable.args \
                     and isinstance(target_node, cst.Tuple) and len(target_node.elements) == 2:
                 # `for i, t in enumerate(targets)`: `t` is an item, `i` a number
+                for target in _target_names(target_node.elements[0].value):
+                    hidden.append((target, target in frame.derived, target in frame.carried))
                 iterable, target_node = iterable.args[0].value, target_node.elements[1].value
             if self._reads_inputs(list(names_read(iterable))) and not (
                     isinstance(iterable, cst.Call) and last_identifier(iterable.func) in ("enumerate", "range")):
@@ -626,9 +632,24 @@ class TensorOrigins:
                     if target not in frame.new_tensors:
                         frame.derived.add(target)
                         frame.carried.add(target)
+            else:
+                for target in _target_names(target_node):
+                    hidden.append((target, target in frame.derived, target in frame.carried))
             clause = clause.inner_for_in
+        for target, _, _ in hidden:
+            frame.derived.discard(target)
+            frame.carried.discard(target)
+        self._hidden_by_comprehension[id(node)] = hidden
+
+    def _unbind_comprehension_items(self, node: cst.BaseComp) -> None:
+        for target, derived, carried in self._hidden_by_comprehension.pop(id(node), ()):
+            if derived:
+                self.current.derived.add(target)
+            if carried:
+                self.current.carried.add(target)
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension_items
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _unbind_comprehension_items
 
     def leave_Expr(self, node: cst.Expr) -> None:
         frame = self.current
