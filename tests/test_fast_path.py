@@ -356,7 +356,8 @@ def test_every_trigger_match_holds_one_of_the_trigger_words(timm_files, rule):
         for text in texts:
             for match in pattern.finditer(text):
                 matched += 1
-                assert any(word in match.group(0) for word in words), (rule.code, match.group(0))
+                # (a part without words runs on all text: TDV202's main part)
+                assert not words or any(word in match.group(0) for word in words), (rule.code, match.group(0))
     assert matched  # the corpus exercises the pattern
     if rule.trigger_parts:
         assert (rule.triggers, rule.trigger_words) == trigger_union(rule.trigger_parts)

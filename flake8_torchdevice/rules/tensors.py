@@ -31,7 +31,7 @@ from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name,
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               names_a_model, subscript_key, tensor_operands)
-from .base import CallTrigger, Fix, Rule, device_for_fix
+from .base import CallTrigger, Fix, Rule, device_for_fix, trigger_union
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # The legacy constructors (`torch.Tensor([0.5])`, `torch.LongTensor(n)`) make CPU tensors too,
@@ -51,6 +51,9 @@ _LIST_METHODS = frozenset({"append", "extend", "insert"})
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
 # (`ctx`: what a custom autograd op's forward and backward get first)
+# `torch.cat([p.flatten() for p in self.vf.parameters()])`
+_JOIN_WORDS = re.compile(r"\b(?:cat|concat|concatenate|[hvd]?stack)\(")
+_PARAMETER_WORDS = re.compile(r"\.(?:named_)?(?:parameters|buffers)\(")
 _NOT_A_TENSOR_RE = re.compile(r"model|net|module|args|opt|cfg|config|loader|batches|dataset|criterion|optim|^ctx$",
                               re.I)
 
@@ -1992,12 +1995,18 @@ class UnregisteredTensorAttribute(Rule):
     code = "TDV202"
     name = "unregistered-tensor-attribute"
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
-    triggers = (r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
-                r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
-                r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
-                r"|" + _DERIVED_ARGUMENT  # `self.radii = r.norm(2, dim=1)`
-                + r"|" + _TENSOR_USE  # `F.nll_loss(y, t, weight=self.weight)`
-                + r"|\.(?:named_)?(?:parameters|buffers)\(")  # `torch.cat([p.flatten() for p in m.parameters()])`
+    trigger_parts = (
+        ((), r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
+             r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
+             r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
+             r"|" + _DERIVED_ARGUMENT  # `self.radii = r.norm(2, dim=1)`
+             + r"|" + _TENSOR_USE),  # `F.nll_loss(y, t, weight=self.weight)`
+        # `torch.cat([p.flatten() for p in m.parameters()])`: searched only where a module's
+        # parameters are (training scripts name them far more often than they join them)
+        (("parameters(", "buffers("),
+         r"=\s*(?:\w+\.)?(?:cat|concat|concatenate|[hvd]?stack)\([^=]*?\.(?:named_)?(?:parameters|buffers)\("),
+    )
+    triggers, trigger_words = trigger_union(trigger_parts)
 
     VALID = [
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -2356,9 +2365,6 @@ def _ast_chain(value: ast.AST) -> Tuple[Optional[str], Set[str]]:
 TORCH_OP_CALL = "<torch op>"  # `_ast_chain`'s mark of a torch op around the root
 
 
-# `torch.cat([p.flatten() for p in self.vf.parameters()])`
-_JOIN_WORDS = re.compile(r"\b(?:cat|concat|concatenate|[hvd]?stack)\(")
-_PARAMETER_WORDS = re.compile(r"\.(?:named_)?(?:parameters|buffers)\(")
 
 
 def _ast_stores_joined_parameters(method: ast.AST) -> bool:
