@@ -22,7 +22,8 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from .devices import is_device_name
-from .syntax import block_statements, dotted_name, last_identifier, method_call, number_value, string_value
+from .syntax import (block_statements, comprehension_clauses, dotted_name, last_identifier, method_call, number_value,
+                     string_value)
 
 _NEGATIVE_FLAG_RE = re.compile(r"(^|_)(no|not|disable|disabled|without|skip)(_|$)|nocuda|nogpu|cpu", re.I)
 _CUDA_FLAG_RE = re.compile(r"cuda|gpu", re.I)
@@ -331,11 +332,8 @@ class GuardModel:
 
     def filters_guard(self, comp_for: Optional[cst.CompFor]) -> bool:
         """`[x.cuda() for x in xs if torch.cuda.is_available()]`: the element runs only if every `if` holds."""
-        while comp_for is not None:
-            if any(self.cuda_polarity(cond.test) > 0 for cond in comp_for.ifs):
-                return True
-            comp_for = comp_for.inner_for_in
-        return False
+        return any(self.cuda_polarity(cond.test) > 0 for clause in comprehension_clauses(comp_for)
+                   for cond in clause.ifs)
 
     def is_guard_decorator(self, decorator: cst.BaseExpression) -> bool:
         """`@skipIf(not torch.cuda.is_available(), ...)`, `@requires_cuda`, ..."""

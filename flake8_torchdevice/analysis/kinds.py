@@ -30,8 +30,8 @@ import libcst as cst
 from .devices import is_device_name
 from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS,
                       TENSOR_METHODS_ALSO_FUNCTIONS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class)
-from .syntax import (dotted_name, exclusive_arms, has_star_kwargs, keyword, last_identifier, method_call,
-                     number_value, parameter_loop_targets, positional_args, string_value, unpacked_pairs)
+from .syntax import (comprehension_clauses, dotted_name, exclusive_arms, has_star_kwargs, keyword, last_identifier,
+                     method_call, number_value, parameter_loop_targets, positional_args, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -649,14 +649,8 @@ class ValueKinds:
         """`torch.cat([p.flatten() for p in m.parameters()])`: copies of a module's parameters
         (or buffers) joined into one new tensor."""
         sequence = call.args[0].value if call.args else None
-        if not isinstance(sequence, (cst.ListComp, cst.GeneratorExp)):
-            return False
-        comp_for: Optional[cst.CompFor] = sequence.for_in
-        while comp_for is not None:
-            if parameter_loop_targets(comp_for.target, comp_for.iter):
-                return True
-            comp_for = comp_for.inner_for_in
-        return False
+        return isinstance(sequence, (cst.ListComp, cst.GeneratorExp)) and any(
+            parameter_loop_targets(clause.target, clause.iter) for clause in comprehension_clauses(sequence.for_in))
 
     def _is_dynamic_torch_function(self, call: cst.Call) -> bool:
         """`getattr(torch, window)(n)`: a function of torch's namespace picked by name
@@ -1022,11 +1016,9 @@ class ValueKinds:
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         # `[p.flatten() for p in self.vf.parameters()]`: bound before the element is visited
-        comp_for: Optional[cst.CompFor] = node.for_in
-        while comp_for is not None:
-            for item, _ in parameter_loop_targets(comp_for.target, comp_for.iter):
+        for clause in comprehension_clauses(node.for_in):
+            for item, _ in parameter_loop_targets(clause.target, clause.iter):
                 self.bind(item, TENSOR)
-            comp_for = comp_for.inner_for_in
 
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp  # type: ignore[assignment]
 

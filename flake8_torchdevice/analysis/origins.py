@@ -59,8 +59,8 @@ from .project import returns_tensor
 from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
                     VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
-from .syntax import (children, decorator_names, dotted_name, exclusive_arms, first_argument, is_cuda_literal,
-                     is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
+from .syntax import (children, comprehension_clauses, decorator_names, dotted_name, exclusive_arms, first_argument,
+                     is_cuda_literal, is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
                      parameter_names, positional_args, root_name, self_attribute_key, unpacked_pairs)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
@@ -617,8 +617,7 @@ class TensorOrigins:
         if not (frame.sensitive or frame.helper):
             return
         hidden: List[Tuple[str, bool, bool]] = []
-        clause = node.for_in
-        while clause is not None:
+        for clause in comprehension_clauses(node.for_in):
             iterable, target_node = clause.iter, clause.target
             if isinstance(iterable, cst.Call) and last_identifier(iterable.func) == "enumerate" and iterable.args \
                     and isinstance(target_node, cst.Tuple) and len(target_node.elements) == 2:
@@ -635,7 +634,6 @@ class TensorOrigins:
             else:
                 for target in _target_names(target_node):
                     hidden.append((target, target in frame.derived, target in frame.carried))
-            clause = clause.inner_for_in
         for target, _, _ in hidden:
             frame.derived.discard(target)
             frame.carried.discard(target)
@@ -1117,12 +1115,10 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         # reads `targets`), not its own loop names
         own: Set[str] = set()
         counted: List[cst.CSTNode] = []  # `range(...)` iterables: numbers, not data
-        clause = node.for_in
-        while clause is not None:
+        for clause in comprehension_clauses(node.for_in):
             own.update(_target_names(clause.target))
             if type(clause.iter) is cst.Call and type(clause.iter.func) is cst.Name and clause.iter.func.value == "range":
                 counted.append(clause.iter)
-            clause = clause.inner_for_in
         stack: List[cst.CSTNode] = list(children(node))
         while stack:
             child = stack.pop(0)

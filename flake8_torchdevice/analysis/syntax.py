@@ -287,6 +287,13 @@ def unpacked_pairs(target: cst.BaseExpression,
 _PARAMETER_ITERATORS = ("parameters", "buffers", "named_parameters", "named_buffers")
 
 
+def comprehension_clauses(clause: Optional[cst.CompFor]) -> Iterator[cst.CompFor]:
+    """A comprehension's `for ... in ...` clauses from `clause` (its `for_in`) inwards."""
+    while clause is not None:
+        yield clause
+        clause = clause.inner_for_in
+
+
 def parameter_loop_targets(target: cst.BaseExpression, iterable: cst.BaseExpression
                            ) -> List[Tuple[cst.Name, cst.BaseExpression]]:
     """(loop target, module) for the targets of a `for` that hold a module's parameters

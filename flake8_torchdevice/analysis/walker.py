@@ -30,8 +30,8 @@ from .kinds import ValueKinds
 from .origins import TensorOrigins, is_data_pipeline_path
 from .project import TORCH_FUNCTION_RE, ProjectIndex
 from .scopes import Scope, import_fallback_names
-from .syntax import (block_statements, child_fields, dotted_name, equality_test, flag_test, last_identifier,
-                     unpacked_pairs)
+from .syntax import (block_statements, child_fields, comprehension_clauses, dotted_name, equality_test, flag_test,
+                     last_identifier, unpacked_pairs)
 
 
 # The only attributes (children) of a node whose visit can enter a guard or a body, and
@@ -560,10 +560,9 @@ class Analyzer(cst.CSTVisitor):
         elif kind in ("AnnAssign", "AugAssign", "For", "NamedExpr"):
             self.scope.bind_targets(node.target)  # type: ignore[attr-defined]
         elif kind in ("ListComp", "SetComp", "DictComp", "GeneratorExp"):
-            comp_for = node.for_in  # type: ignore[attr-defined]  # bound before the element is visited
-            while comp_for is not None:
-                self.scope.bind_targets(comp_for.target)
-                comp_for = comp_for.inner_for_in
+            # bound before the element is visited
+            for clause in comprehension_clauses(node.for_in):  # type: ignore[attr-defined]
+                self.scope.bind_targets(clause.target)
         elif kind == "AsName" and not isinstance(self.parent(), cst.ImportAlias):
             self.scope.bind_targets(node.name)  # type: ignore[attr-defined]  # `with ... as x`, `except E as x`
         elif kind == "ClassDef":
