@@ -111,6 +111,9 @@ REPORTED = {
                extra="def _noise(self, n):\n    x = torch.randn(n)\n    return x.sign()"), [(7, 8)]),
     # ludwig: a 0-dim tensor made to be trained is the model's, not a constant
     "0-dim tensor with requires_grad": (module("self.t = torch.tensor(1.5, requires_grad=True)"), [(7, 8)]),
+    # micronet's quantizer: a 0-dim tensor made on a chosen device mixes with no other device
+    "0-dim tensor made on a device": (module("self.t = torch.tensor(1e-7, device=self.dev)"), [(7, 8)]),
+    "0-dim tensor made on CUDA": (module("self.t = torch.tensor((0), device='cuda')"), [(7, 8)]),
     # ParallelWaveGAN: a window function picked by name
     "torch function picked by name": (module("self.t = getattr(torch, 'hann_window')(n)"), [(7, 8)]),
     "arithmetic with numbers": (module("self.t = torch.linspace(0, 1, n) * 2 - 1"), [(7, 8)]),
@@ -301,6 +304,7 @@ NOT_REPORTED = {
         module("self.t = torch.zeros(n)", forward="self.reset(x.new_zeros(3))\nreturn x + self.t",
                extra="def reset(self, t):\n    self.t = t")),
     "0-dim constant": module("self.t = torch.tensor(1.5)"),
+    "0-dim constant made on the CPU by name": module("self.t = torch.tensor(1.5, device='cpu')"),
     "private attribute the class never reads": module("self._t = torch.zeros(n, 2)", forward="return x"),
     "public attribute used only while built": module("self.t = torch.zeros(n, 2)\nself.w = nn.Parameter(self.t * 2)",
                                                      forward="return x * self.w"),

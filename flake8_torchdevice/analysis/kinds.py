@@ -677,6 +677,10 @@ class ValueKinds:
             if not any_device and (keyword(call, "device") is not None or has_star_kwargs(call)):
                 return False
             if last in FACTORIES:
+                if any_device and _on_a_chosen_device(call):
+                    # `torch.tensor(eps, device=d)`: a 0-dim tensor mixes with other devices only
+                    # from the CPU; on a GPU it stays a tensor of that one device
+                    return True
                 # construction-time arguments are Python data; elsewhere a parameter may be a
                 # tensor, unless its annotation says it is data (`cost: Optional[List[float]]`)
                 construction = self._in_construction()
@@ -1246,6 +1250,13 @@ def subscript_key(node: cst.Subscript) -> Optional[str]:
 
 
 _SEQUENCE_BUILTINS = frozenset({"range", "list", "tuple", "sorted", "reversed"})
+
+
+def _on_a_chosen_device(call: cst.Call) -> bool:
+    """`device=` names a device other than the CPU (`device=d`, `device="cuda"`)."""
+    device = keyword(call, "device")
+    return device is not None and not (string_value(device.value) or "").startswith("cpu") \
+        and not (isinstance(device.value, cst.Name) and device.value.value == "None")
 
 
 def _is_sequence(value: cst.BaseExpression) -> bool:

@@ -1966,7 +1966,9 @@ class UnregisteredTensorAttribute(Rule):
       all is reported when it is public and only construction sets it, see above; not a
       private one, nor one a loader sets too, like darknet's weight-file `header`.)
     - Values that are not tensors, or that mix with any device: numbers, 0-dim
-      `torch.tensor(2.0)` or `torch.full((), 2.0)` (unless made with `requires_grad=True`),
+      `torch.tensor(2.0)` or `torch.full((), 2.0)` (unless made with `requires_grad=True`,
+      or on a chosen device, `torch.tensor(eps, device=d)`: only a CPU 0-dim tensor mixes
+      with other devices),
       `torch.Size`, dtypes, generators.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
       (for a class that registers computed names nothing is reported).
