@@ -284,6 +284,15 @@ REPORTED.update({
 })
 
 
+# The twenty-second round (held-out set 24): GNNFlow's script read a loaded feature table's
+# `.shape[1]`: only arrays and tensors have a shape, and of those only a tensor has `.cuda()`.
+REPORTED.update({
+    "a value whose shape is read": (
+        "from feats import load_feat\nnode_feats, edge_feats = load_feat('x')\nedge_feats.cuda()\n"
+        "dim = 0 if edge_feats is None else edge_feats.shape[1]\n", [(3, 0)]),
+})
+
+
 @pytest.mark.parametrize("code, expected", REPORTED.values(), ids=list(REPORTED))
 def test_reported(code, expected):
     assert tdv203(code) == [(line, col, "TDV203") for line, col in expected]
@@ -533,6 +542,21 @@ NOT_REPORTED.update({
             x.to(device)
         """),
 })
+
+# The twenty-second round: a shape read of another value, or of this one before it is bound again
+NOT_REPORTED.update({
+    "a shape read of the value bound before": function("""\
+        x = load(path)
+        n = x.shape[0]
+        x = build(n)
+        x.to(device)
+        """, params="path, device"),
+    "a module's attribute read for its shape": function("""\
+        n = model.weight.shape[0]
+        model.to(device)
+        """),
+})
+
 
 @pytest.mark.parametrize("code", NOT_REPORTED.values(), ids=list(NOT_REPORTED))
 def test_not_reported(code):
@@ -869,3 +893,4 @@ def score(coordinates):
     assert tdv203(code.replace("    return edges, edge_attr\n",
                                "    if batch_size > 1:\n        return edges, load_attr()\n"
                                "    return edges, edge_attr\n")) == []
+

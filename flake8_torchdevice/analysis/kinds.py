@@ -1223,6 +1223,9 @@ class ValueKinds:
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Name) and is_array_index(node):
             self.facts().sliced.add(node.value.value)
+        elif isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" \
+                and isinstance(node.value.value, cst.Name):
+            self.facts().array_like.add(node.value.value.value)  # `x.shape[1]`: an array or a tensor
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Modulo):

@@ -2802,7 +2802,8 @@ class DiscardedTo(Rule):
     tensor does arithmetic), bound from a method arrays and tensors share
     (`m = v.data.repeat(n)`, `x.reshape(...)`: no array has `.to()`), or as an input of a
     known module (`model(t)`), an attribute chain torch takes as a tensor
-    (`dataset.data.x` of `torch.cat([dataset.data.x, enc])`); inside
+    (`dataset.data.x` of `torch.cat([dataset.data.x, enc])`), a shape read (`n =
+    t.shape[1]`: arrays and tensors have one, and of them only a tensor has `.to()`); inside
     `if torch.is_tensor(t):` or `if isinstance(t, torch.Tensor):` too, and after
     `assert isinstance(t, torch.Tensor)` (also of `d["x"]`); a name bound to a tensor in one
     arm of an `if` and to a value of unknown kind in the other (`if isinstance(data, Tensor):
