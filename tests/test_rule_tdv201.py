@@ -3831,3 +3831,154 @@ def test_a_cpu_tensor_that_the_function_does_not_compute_on_with_an_input(helper
 def test_a_cpu_tensor_beside_an_argument_not_known_to_be_a_tensor():
     # `pos` may be an array in a plain function that nothing says takes tensors
     assert tdv201(RADIUS_GRAPH + "def edges(pos):\n    return radius_graph(pos, torch.tensor([len(pos)]))\n") == []
+
+
+# Twenty-second round (held-out set 24): shapes the model did not know, each in general terms.
+ROUND22_REPORTED = {
+    # a module's run-time method with no tensor input still feeds its networks what it makes
+    "a sampler without tensor inputs feeds its network": (
+        "from typing import List\nimport torch\nimport torch.nn as nn\n"
+        "class Net(nn.Module):\n    pass\n"
+        "class Gen(nn.Module):\n"
+        "    def __init__(self, net: Net):\n        super().__init__()\n        self.net = net\n"
+        "    def generate(self, texts: List[str], steps=8):\n"
+        "        ids = torch.full((len(texts), 16), 0, dtype=torch.long)\n"
+        "        for _ in range(steps):\n            ids = self.net.forward_with_scale(ids).argmax(-1)\n"
+        "        return ids\n",
+        [(11, 14, "TDV201")]),
+    # re-registering a buffer after the module was built puts a CPU tensor in its place
+    "a buffer registered anew in a reset": (
+        "import torch\nimport torch.nn as nn\n"
+        "class Layer(nn.Module):\n"
+        "    def init_state_with_shape(self, shape):\n"
+        "        for name, buffer in self.named_buffers():\n"
+        "            self.register_buffer(name, torch.zeros(shape), persistent=False)\n",
+        [(6, 39, "TDV201")]),
+    # both arms of a conditional expression are the same CPU tensor
+    "both factories of a conditional expression": (
+        "import torch\nimport torch.nn as nn\n"
+        "class M(nn.Module):\n"
+        "    def forward(self, x, c):\n"
+        "        y = torch.rand(3) if c else torch.zeros(3)\n"
+        "        return x + y\n",
+        [(5, 12, "TDV201"), (5, 36, "TDV201")]),
+    # a factory as a parameter's default is the parameter's value when the caller gives none
+    "a parameter's default meets the input": (
+        "import torch\n"
+        "def gate(x: torch.Tensor, q=torch.ones(1)):\n"
+        "    return q * x.unsqueeze(1)\n",
+        [(2, 28, "TDV201")]),
+}
+
+ROUND22_REPORTED["an accumulator filled by a function of the inputs"] = (
+    "import torch\nfrom metrics import ndcg\n"
+    "def states(labels: torch.Tensor, preds: torch.Tensor):\n"
+    "    acc = torch.zeros(labels.shape[0])\n"
+    "    for i in range(labels.shape[0]):\n"
+    "        acc[i] = ndcg(preds[i], labels[i])\n"
+    "    return {'ndcg': acc}\n",
+    [(4, 10, "TDV201")])
+
+ROUND22_NOT_REPORTED = {
+    # filled with Python numbers of the inputs: host-side results on purpose
+    "an accumulator filled with numbers": (
+        "import torch\n"
+        "def sums(labels: torch.Tensor):\n"
+        "    acc = torch.zeros(labels.shape[0])\n"
+        "    for i in range(labels.shape[0]):\n"
+        "        acc[i] = float(labels[i].sum())\n"
+        "    return acc\n"),
+    # a function given parameters nothing shows to be tensors
+    "an accumulator filled by a function of unknown values": (
+        "import torch\nfrom metrics import ndcg\n"
+        "def states(labels, preds):\n"
+        "    acc = torch.zeros(len(labels))\n"
+        "    for i in range(len(labels)):\n"
+        "        acc[i] = ndcg(preds[i], labels[i])\n"
+        "    return acc\n"),
+    # made in __init__ or a builder __init__ calls: construction time
+    "a buffer registered while the module is built": (
+        "import torch\nimport torch.nn as nn\n"
+        "class Layer(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self._build()\n"
+        "    def _build(self):\n"
+        "        self.register_buffer('h', torch.zeros(3), persistent=False)\n"),
+    # a setter may run before the module is moved: only resets, state makers and forward's own
+    "a buffer registered by a setter": (
+        "import torch\nimport torch.nn as nn\n"
+        "class Grid(nn.Module):\n"
+        "    def set_bounds(self, lo, hi):\n"
+        "        self.register_buffer('lo', torch.Tensor(lo))\n"),
+    # Lightning's `setup(stage)` runs before the trainer moves the module
+    "a buffer registered in Lightning's setup": (
+        "import torch\nimport torch.nn as nn\n"
+        "class Metrics(nn.Module):\n"
+        "    def setup(self, stage):\n"
+        "        self.register_buffer('hist', torch.zeros(10))\n"
+        "    def reset(self):\n"
+        "        self.hist.zero_()\n"),
+    # ... nor one not known to hold a module (`self.net = net` of an unannotated parameter)
+    "a method without inputs that runs an attribute of unknown kind": (
+        "from typing import List\nimport torch\nimport torch.nn as nn\n"
+        "class Gen(nn.Module):\n"
+        "    def __init__(self, net):\n        super().__init__()\n        self.net = net\n"
+        "    def generate(self, texts: List[str]):\n"
+        "        return self.net(torch.zeros(len(texts), 4))\n"),
+    # a method that takes whatever it is given (`**kwargs`) is judged by what it does with it
+    "a method taking keyword arguments only": (
+        "import torch\nimport torch.nn as nn\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.emb = nn.Linear(1, 4)\n"
+        "    def encode(self, **kwargs):\n"
+        "        return self.emb(torch.Tensor([kwargs.get('height', 768)]))\n"),
+    # a method without inputs that runs no network of the module
+    "a method without inputs that runs no network": (
+        "import torch\nimport torch.nn as nn\n"
+        "class M(nn.Module):\n"
+        "    def describe(self, steps=8):\n"
+        "        t = torch.zeros(steps)\n"
+        "        return t.tolist()\n"),
+    # the default is moved where the input is before use
+    "a parameter's default moved to the input's device": (
+        "import torch\n"
+        "def gate(x: torch.Tensor, q=torch.ones(1)):\n"
+        "    q = q.to(x.device)\n"
+        "    return q * x.unsqueeze(1)\n"),
+    # the default never meets a tensor
+    "a parameter's default used alone": (
+        "import torch\n"
+        "def scale(x: torch.Tensor, s=torch.ones(1)):\n"
+        "    return s.sum().item() * 2\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROUND22_REPORTED))
+def test_round22_reported(name):
+    code, expected = ROUND22_REPORTED[name]
+    assert tdv201(code) == expected
+
+
+@pytest.mark.parametrize("name", sorted(ROUND22_NOT_REPORTED))
+def test_round22_not_reported(name):
+    assert tdv201(ROUND22_NOT_REPORTED[name]) == []
+
+
+def test_a_default_factory_is_told_to_default_to_none():
+    code = ROUND22_REPORTED["a parameter's default meets the input"][0]
+    found = lint_source(code, "g.py", Options(enabled=ONLY))
+    assert [f.message for f in found] == [
+        "torch.ones() without device= makes a CPU tensor in device-sensitive code; default the parameter "
+        "to None and make the tensor in the body with device=x.device"]
+    assert not found[0].fixable  # no `device=x.device` where the function is defined: x is not there
+
+
+def test_a_module_method_names_no_size_parameter_as_the_device():
+    # mmagic-like `make_grid(self, height, width)`: `height` is an int, not a tensor to take the device from
+    code = ("import torch\nimport torch.nn as nn\n"
+            "class PE(nn.Module):\n"
+            "    def make_grid(self, height, width):\n"
+            "        ys = torch.arange(height) + 1\n"
+            "        return self(ys)\n")
+    found = lint_source(code, "pe.py", Options(enabled=ONLY))
+    assert [(f.line, f.col) for f in found] == [(5, 13)]
+    assert "height.device" not in found[0].message

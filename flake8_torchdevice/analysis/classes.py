@@ -42,7 +42,9 @@ _MOVERS = frozenset({"to", "cuda", "cpu", "type_as"})
 # one (`compute_pairwise_affinities`, `definition`, `infinite`)
 _INIT_WORD = r"(?:(?:^|(?<=_)|(?<=re))init|(?<=[a-z])(?-i:Init))"
 INIT_TIME_NAME_RE = re.compile(_INIT_WORD + r"(?!ial(?!i))|reset_param|build|make_|create_|_make|_build|_create"
-                               r"|extra_repr|__repr__", re.I)
+                               r"|extra_repr|__repr__"
+                               # Lightning's `setup(stage)` hook runs before the trainer moves the module
+                               r"|^_*setup(?:_|$)", re.I)
 
 
 # Methods that make a recurrent network's state for a batch (`init_hidden(self, bsz)`,
@@ -51,7 +53,14 @@ INIT_TIME_NAME_RE = re.compile(_INIT_WORD + r"(?!ial(?!i))|reset_param|build|mak
 STATE_MAKER_RE = re.compile(
     r"^_*(?:get_?(?:(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?)?"
     r"|(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?)"
-    r"(?:rnn_?|lstm_?|gru_?)?(?:hidden|state|memory|mem|carry|cell)(?:_?(?:state|cell))?s?$", re.I)
+    r"(?:rnn_?|lstm_?|gru_?)?(?:hidden|state|memory|mem|carry|cell)(?:_?(?:state|cell))?s?"
+    r"(?:_(?:with|for|like|from)(?:_[a-z0-9]+)*)?$", re.I)  # `init_state_with_shape(self, shape)`
+
+
+def remakes_state(name: str) -> bool:
+    """A method named like one that makes the object's state anew while it is used
+    (`reset`, `clear_memory`, `init_hidden`, `init_state_with_shape`)."""
+    return STATE_MAKER_RE.match(name) is not None or _RESETTER_RE.match(name) is not None
 
 
 def is_init_time_name(name: str, info: Optional["ClassInfo"] = None) -> bool:

@@ -553,6 +553,8 @@ class ValueKinds:
                            if param.name.value == name and param.annotation is not None), None)
         if not isinstance(annotation, (cst.Name, cst.Attribute)):
             return False
+        if isinstance(annotation, cst.Name) and annotation.value in self.ctx.module_classes:
+            return True  # a module class of this file, defined above
         known = self._module_annotations.get(id(annotation))
         if known is None:  # (asked for every read of the parameter: the index is asked once)
             known = bool(self.ctx.project_says(annotation, "is_module_class"))

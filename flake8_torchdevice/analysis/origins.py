@@ -140,6 +140,37 @@ def _runs_a_sub_module(function: cst.FunctionDef, info: Any) -> bool:
     return False
 
 
+def _takes_any_arguments(function: cst.FunctionDef) -> bool:
+    """`*args` or `**kwargs`: what comes in is not known (`encode_adm(self, **kwargs)`)."""
+    params = function.params
+    return isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None
+
+
+def _runs_a_network(function: cst.FunctionDef, info: Any) -> bool:
+    """Does `function` call a sub-module the class assigns (`self.transformer(ids)`,
+    `self.transformer.forward_with_cond_scale(ids)`) or the module itself (`self(ids)`)?
+    Not a helper a base class may define (`self._export_interpolation()`), nor an
+    attribute not known to hold a module."""
+    params = parameter_names(function)
+    if not params:
+        return False
+    owner = params[0]
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Name) and func.value == owner:
+                return True  # `self(x)`
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+                func = func.value  # `self.transformer.forward_with_cond_scale(...)`
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == owner \
+                    and info.assigns_a_module(func.attr.value):
+                return True
+        stack.extend(children(node))
+    return False
+
+
 def is_data_pipeline_path(filename: Optional[str]) -> bool:
     """A file whose name says it belongs to a data pipeline (not a folder: `data/` also holds models)."""
     if not filename:
@@ -264,6 +295,10 @@ class TensorOrigins:
 
     def follow(self, name: str, factory: cst.Call, statement: cst.CSTNode) -> None:
         """`name`, bound by `statement`, holds the CPU tensor `factory` made."""
+        held = self.current.new_tensors.get(name)
+        if held is not None and held[1] is statement and held[0] is not factory:
+            # `s = torch.rand(n) if r else torch.zeros(n)`: either, one fate for both
+            self.current.merged.setdefault(id(factory), []).extend([held[0], *self.current.merged.get(id(held[0]), ())])
         self.current.new_tensors[name] = (factory, statement)
         self.current.new_tensor_arms[name] = self.ctx.arms()
         self.current.new_tensor_tests[name] = self.ctx.tests()
@@ -373,6 +408,11 @@ class TensorOrigins:
         elif info is not None and info.is_module and STATE_MAKER_RE.match(name) \
                 and not is_static_or_class_method(node) and not info.is_init_time(name):
             sensitive, method_name = True, name  # `init_hidden(self, batch_size)`: made per batch, for the inputs
+        elif not inputs and info is not None and info.is_module and not is_static_or_class_method(node) \
+                and not info.is_init_time(name) and not _takes_any_arguments(node) and _runs_a_network(node, info):
+            # `generate(self, texts: List[str], steps=18)`: no tensor comes in, but the module's
+            # networks compute on what it makes, where the module was moved
+            sensitive, method_name = True, name
         elif (not inputs and not per_input) or (is_init_time_name(name, info) and not per_input) or (
                 _BUILDER_RE.search(name) and not (info is not None and info.is_module)):
             pass  # (a module's `get_td_error(self, data)` runs on its inputs, as forward does)

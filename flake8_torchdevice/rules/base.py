@@ -297,7 +297,7 @@ def device_for_fix(ctx: "Analyzer", node: cst.CSTNode, *, stack: Optional[Sequen
         return f"{parameter}.device", False
     function = stack[index] if index is not None else None
     for name in inputs:
-        if name not in avoid and isinstance(function, cst.FunctionDef) and _is_known_tensor(ctx, function, name):
+        if name not in avoid and isinstance(function, cst.FunctionDef) and is_tensor_parameter(ctx, function, name):
             return f"{name}.device", False
     method = _run_time_method(ctx, stack)
     if method is not None:
@@ -389,12 +389,12 @@ def _tensor_input(ctx: "Analyzer", function: cst.FunctionDef, avoid: AbstractSet
         annotation = param.annotation.annotation if param.annotation is not None else None
         if name in avoid or (annotation is not None and last_identifier(annotation) in _PYTHON_TYPES):
             continue
-        if _is_known_tensor(ctx, function, name):
+        if is_tensor_parameter(ctx, function, name):
             return name
     return None
 
 
-def _is_known_tensor(ctx: "Analyzer", function: cst.FunctionDef, name: str) -> bool:
+def is_tensor_parameter(ctx: "Analyzer", function: cst.FunctionDef, name: str) -> bool:
     """Is parameter `name` of `function` (the function being walked) a tensor: its kind
     says so, or, not rebound, the function reads it as one anywhere or passes it to a layer?
     Not one defaulting to None (`mask: Optional[Tensor] = None`): it may be None."""

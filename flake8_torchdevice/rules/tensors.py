@@ -21,17 +21,18 @@ from ..analysis import (
     positional_args,
     root_name,
 )
-from ..analysis.classes import REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo, follows_own_device
+from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo, follows_own_device,
+                                remakes_state)
 from ..analysis.devices import is_device_move, moves_to_cpu
 from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, FunctionOrigins, is_tensor_op,
                                 tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
-                               flag_test, function_statements, self_attribute_key, tests_exclude, walk_ast)
+                               flag_test, function_statements, is_static_or_class_method, self_attribute_key, tests_exclude, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               names_a_model, subscript_key, tensor_operands)
-from .base import CallTrigger, Fix, Rule, device_for_fix, trigger_union
+from .base import CallTrigger, Fix, Rule, device_for_fix, is_tensor_parameter, trigger_union
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
 # The legacy constructors (`torch.Tensor([0.5])`, `torch.LongTensor(n)`) make CPU tensors too,
@@ -48,6 +49,8 @@ _CROSS_DEVICE_METHODS = {"copy_", "set_", "new_tensor", "to", "type_as",
                          "repeat", "view", "reshape", "expand", "tile", "unflatten", "narrow"}
 # Methods of a list (a tensor has none of them).
 _LIST_METHODS = frozenset({"append", "extend", "insert"})
+# Builtins that give a Python value of what they are handed, never a tensor where it was.
+_HOST_FUNCTIONS = frozenset({"float", "int", "bool", "len", "str", "round", "abs", "max", "min", "sum", "repr"})
 # Tensor bounds of these must be on the input's device, even 0-dim ones.
 _BOUNDED_CALLS = {"clamp", "clamp_", "clip", "clip_"}
 # (`ctx`: what a custom autograd op's forward and backward get first)
@@ -133,12 +136,18 @@ class FactoryWithoutDevice(Rule):
     - in both: when it is filled with what is computed from the inputs and returned
       (`out = torch.zeros(x.shape)`, `out[i] = x[i] / 2`, `return out`): the results come
       back on the CPU wherever the inputs were (filled with numbers, `.item()`, or values
-      moved to the CPU first, it is host-side work);
+      moved to the CPU first, it is host-side work), also when a function given the
+      inputs' tensors computes the values (`acc[i] = ndcg(preds[i], labels[i])`);
     - in a method of an `nn.Module` that runs after it was built (not `__init__` nor what
       only it calls: a method that `__init__` runs for a dry pass and `forward` calls too
       runs on the moved module; a lazy module's `initialize_parameters(self, x)` runs at
       the first forward): when it is stored in place of one of the module's buffers
-      (`self.v = torch.zeros(n)` in `reset_`): `module.to(device)` had moved the buffer;
+      (`self.v = torch.zeros(n)` in `reset_`) or registered as a buffer by a reset or a
+      state's maker (`self.register_buffer(name, torch.zeros(shape))` in
+      `init_state_with_shape`): `module.to(device)` had moved the buffer, the new one is
+      on the CPU; a method with no tensor input that runs one of the module's networks
+      (`generate(self, texts: List[str])` feeding `self.transformer`) is device-sensitive
+      like `forward`;
       when it meets one of the module's parameters or buffers (`self.decay ** torch.arange(n)`),
       which sit wherever the module was moved, with tensor inputs or without; when it is
       kept as `self.h` in device-sensitive code and then meets the inputs (a cache built
@@ -232,6 +241,10 @@ class FactoryWithoutDevice(Rule):
     network gives meets a tensor the function moved to a run-time device (`torch.gather(q, 1,
     actions)` of `actions = ....to(self.device)`): the network or its input is on the wrong
     device; never through `DataParallel`/`DistributedDataParallel`, which move their inputs.
+    A factory that is a parameter's default (`def gate(x, q=torch.ones(1))`) is what the
+    parameter holds when the caller gives none: made once, where the function is defined,
+    so the remedy is a `None` default and the tensor made in the body (no fix). Both arms
+    of a conditional expression (`torch.rand(n) if r else torch.zeros(n)`) are reported.
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is. In a module's
     `forward`, a CPU tensor handed to one of its sub-modules
@@ -494,6 +507,7 @@ class FactoryWithoutDevice(Rule):
         self._host_bound: Set[int] = set()
         self._to_host: Set[int] = set()  # ids of the functions that took tensors' values to the host
         self._placeholders: Set[int] = set()  # `torch.empty(0)` factories: only a join with a device tensor fails
+        self._defaults: Set[int] = set()  # factories that are a parameter's default value
         self._scalars: Set[int] = set()  # 0-dim `torch.tensor(2.0)` factories: a join or a new dimension fails
         self._dimmed: Set[int] = set()  # ... of which one was given a dimension (`.unsqueeze(0)`, `.view(1)`)
         self._joined: Optional[str] = None  # set by `_fate`: the op that joined it to a device tensor (`cat`)
@@ -977,6 +991,15 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, (cst.If, cst.While, cst.Assert)):
                 return NEUTRAL, None  # control flow only reads the value
+            if isinstance(parent, cst.Param) and parent.default is child and key is None:
+                # `def gate(x, q=torch.ones(1))`: the parameter holds the CPU tensor unless given
+                function = self._frame.node
+                params = function.params if isinstance(function, cst.FunctionDef) else None
+                if params is not None and any(p is parent for p in (*params.params, *params.kwonly_params)):
+                    if self._factory is not None:
+                        self._defaults.add(id(self._factory))
+                    return NEUTRAL, ([parent.name.value], parent)
+                return NEUTRAL, None
             if isinstance(parent, cst.Arg):
                 call = self.ctx.parent(depth + 1)
                 if not isinstance(call, cst.Call) or call.func is child:
@@ -1053,7 +1076,7 @@ class FactoryWithoutDevice(Rule):
                 if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
                         and (id(self._frame.node), key) not in self._dicts \
                         and (sensitive or self._frame.helper) and not moves_to_cpu(assign.value) \
-                        and self.ctx.origins.involves_input(assign.value):
+                        and (self.ctx.origins.involves_input(assign.value) or self._computed_from_inputs(assign.value)):
                     self._filled.setdefault((id(self._frame.node), key), assign.value)  # `out[i] = x[i] / 2`
                 return NEUTRAL, None
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
@@ -1277,6 +1300,34 @@ class FactoryWithoutDevice(Rule):
         return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
             and not info.is_placeholder(target.attr.value) and info.runs_once_built(function.name.value)
 
+    def _computed_from_inputs(self, value: cst.CSTNode) -> bool:
+        """`ndcg(prediction=predictions[i], label=labels[i])`: a function (not a method, nor a
+        conversion to Python) given the caller's tensors computes where they are."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)) \
+                or (isinstance(value.func, cst.Attribute) and not isinstance(value.func.value, cst.Name)):
+            return False
+        callee = last_identifier(value.func) or ""
+        if callee in TO_PYTHON or callee in _HOST_FUNCTIONS or self.ctx.kinds.kind_of(value.func) is not None:
+            return False
+        if isinstance(value.func, cst.Attribute) and self.ctx.kinds.kind_of(value.func.value) is not None:
+            return False  # a method of a value of known kind (`model.score(x)`, `x.sum()`)
+        return any(self.ctx.origins.is_input_tensor(arg.value, proven=True) and self.ctx.kinds.is_tensor(arg.value)
+                   for arg in value.args if not arg.star)
+
+    def _registers_once_built(self, call: cst.Call) -> bool:
+        """`self.register_buffer(...)` in a method of a module that runs after it was built,
+        maybe moved (`init_state(self, shape)`): the buffer takes the tensor's device, not the
+        module's."""
+        info, function = self.ctx.current_class, self.ctx.current_function
+        if info is None or function is None or not info.is_module or not isinstance(call.func, cst.Attribute):
+            return False
+        params, name = parameter_names(function), function.name.value
+        # (a reset or a state's maker, which run on the module in use: not a setter such as
+        # `set_bounds(self, lo, hi)` that may run before the module is moved, nor forward's
+        # lazy first registration)
+        return bool(params) and isinstance(call.func.value, cst.Name) and call.func.value.value == params[0] \
+            and not is_static_or_class_method(function) and info.runs_once_built(name) and remakes_state(name)
+
     def _device_is_used(self, depth: int) -> bool:
         """Is the `.device` read at `parent(depth - 1)` handed to a move (`x.to(p.device)`,
         `torch.zeros(n, device=p.device)`), not compared or printed?"""
@@ -1364,6 +1415,8 @@ class FactoryWithoutDevice(Rule):
                 if met:
                     self._partner = met[0]
                     return BAD
+        if callee == "register_buffer" and positional[1:2] == [arg] and self._registers_once_built(call):
+            return BAD  # `self.register_buffer(name, torch.zeros(shape))` in a reset: a CPU buffer now
         if qualified in VARIABLE or (
                 (qualified or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
             return None  # `Variable(t)` is t, and so is `nn.init.normal_(t)`, which fills t in place
@@ -1536,9 +1589,15 @@ class FactoryWithoutDevice(Rule):
             return  # (`a, b = torch.ones(n), torch.zeros(n)`: b meets what a meets, and its own partner)
         self._reported.add(id(call))
         name = dotted_name(call.func) or "torch.factory"
-        found = self._device_for_fix(call, partner)
         factory = self._factory_name(call) or ""
-        message = self.message.format(call=name, remedy=self._remedy(factory, call, partner, found))
+        if id(call) in self._defaults:
+            # (made once, where the function is defined: no input's device exists there)
+            found, device = None, self._remedy_device(call, partner, None)[0]
+            remedy = f"default the parameter to None and make the tensor in the body with device={device or '<tensor>.device'}"
+        else:
+            found = self._device_for_fix(call, partner)
+            remedy = self._remedy(factory, call, partner, found)
+        message = self.message.format(call=name, remedy=remedy)
         fix = None
         if found and id(call) not in self._cached_once:
             fix = Fix().replace(call, cst.Call(func=cst.Attribute(value=call, attr=cst.Name("to")),
@@ -1641,13 +1700,17 @@ class FactoryWithoutDevice(Rule):
         # the tensor it meets first (`X` of `X * torch.rand(n)`, not a module `D` listed before it)
         root = tensor_expression_root(partner, self.ctx.resolve) if partner is not None else None
         # (a local the tensor meets later, bound after the factory, is no device for it)
-        if root is not None and (root.value in tensors or (self.ctx.origins.is_on_device(root)
-                                                           and root.value in self._bound_before.get(id(call), ()))):
+        # (forward's and a loss's inputs are tensors on the model's device; elsewhere only a
+        # parameter the function shows to be a tensor: not `height` of a module's
+        # `make_grid(self, height, width)`, an int)
+        shown = tensors if frame.returns_to_caller else [
+            p for p in tensors if isinstance(frame.node, cst.FunctionDef) and is_tensor_parameter(self.ctx, frame.node, p)]
+        if root is not None and (root.value in shown or (self.ctx.origins.is_on_device(root)
+                                                         and root.value in self._bound_before.get(id(call), ()))):
             return f"{root.value}.device", root.value
         # else only a parameter the code shows to be a tensor (not pytest's `tmp_path`, a
         # hypothesis-drawn `seq_len`)
-        tensors = [p for p in tensors if self.ctx.origins.is_input_tensor(cst.Name(p))]
-        return (f"{tensors[0]}.device", tensors[0]) if tensors else (None, None)
+        return (f"{shown[0]}.device", shown[0]) if shown else (None, None)
 
     def _none_at(self, stack: Optional[Sequence[cst.CSTNode]]) -> Set[str]:
         """The names the `if` arms around the factory (`stack`, where it stands) say are None:
