@@ -240,9 +240,13 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         indent = head[: len(head) - len(head.lstrip())]
         # a method keeps the class's methods it uses (`self.reparameterize`): which methods
         # run only while the module is built, and which also later, reads the calls of all
-        used = sorted(set(_SELF_ATTRIBUTE_RE.findall(text_of(node))) & methods) if methods else ()
-        body = ", ".join(f"self.{name}" for name in used) if used else "pass"
-        sparse[first] = f"{indent}def {node.name}({'self' if used else ''}): {body}{_line_ending(head)}"
+        read = set(_SELF_ATTRIBUTE_RE.findall(text_of(node))) if methods else set()
+        used = sorted(read & methods)
+        # (`self.__dict__` where the method reads the object's state: TDV201 asks whether a
+        # helper handed a CPU tensor computes with the object's tensors)
+        refs = [f"self.{name}" for name in used] + (["self.__dict__"] if read - methods else [])
+        body = ", ".join(refs) if refs else "pass"
+        sparse[first] = f"{indent}def {node.name}({'self' if refs else ''}): {body}{_line_ending(head)}"
         for index in range(first + 1, last):
             sparse[index] = None
 

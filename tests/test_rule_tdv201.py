@@ -3982,3 +3982,58 @@ def test_a_module_method_names_no_size_parameter_as_the_device():
     found = lint_source(code, "pe.py", Options(enabled=ONLY))
     assert [(f.line, f.col) for f in found] == [(5, 13)]
     assert "height.device" not in found[0].message
+
+
+# The blind precision sample on set 24's repositories: CPU work that the catalog does not report.
+ROUND22_SAMPLE_NOT_REPORTED = {
+    # yolov4's loss: the class's own helper gets only CPU tensors made here
+    "an own helper given only tensors made here": (
+        "import torch\nimport torch.nn as nn\n"
+        "class YoloLoss(nn.Module):\n"
+        "    def iou(self, a, b):\n        return a[:, :2] * b[:, :2]\n"
+        "    def get_target(self, targets, anchors):\n"
+        "        box = targets[0].cpu()\n"
+        "        gt = torch.cat((torch.zeros((box.size(0), 2)), box[:, 2:4]), 1)\n"
+        "        shapes = torch.cat((torch.zeros((len(anchors), 2)), torch.FloatTensor(anchors)), 1)\n"
+        "        return torch.argmax(self.iou(gt, shapes), dim=-1)\n"),
+    # SSLRec's edge dropout: `keep_rate` is tested against a number, and the mask only indexes
+    "a parameter tested against a number": (
+        "import torch\nimport torch.nn as nn\n"
+        "class EdgeDrop(nn.Module):\n"
+        "    def forward(self, vals, keep_rate):\n"
+        "        if keep_rate == 1.0:\n            return vals\n"
+        "        mask = (torch.rand(vals.size()) + keep_rate).floor().type(torch.bool)\n"
+        "        return vals[mask] / keep_rate\n"),
+    # torchvision's mixup: a private torch op of the CPU tensor, read as a Python number
+    "a private torch op read as a number": (
+        "import torch\nimport torch.nn as nn\n"
+        "class Mixup(nn.Module):\n"
+        "    def forward(self, batch):\n"
+        "        lam = float(torch._sample_dirichlet(torch.tensor([0.2, 0.2]))[0])\n"
+        "        return batch.mul_(lam)\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROUND22_SAMPLE_NOT_REPORTED))
+def test_round22_sample_not_reported(name):
+    assert tdv201(ROUND22_SAMPLE_NOT_REPORTED[name]) == []
+
+
+def test_an_own_helper_given_an_input_beside_the_cpu_tensor_is_still_reported():
+    code = ROUND22_SAMPLE_NOT_REPORTED["an own helper given only tensors made here"].replace(
+        "self.iou(gt, shapes)", "self.iou(targets, shapes)")
+    assert tdv201(code) == [(9, 28, "TDV201"), (9, 60, "TDV201")]
+
+
+def test_an_own_helper_that_reads_the_module_state_meets_it():
+    # gluonts' binned distribution: `self.icdf(torch.rand(n))` computes with the parameters it holds
+    code = ("import torch\nimport torch.nn as nn\n"
+            "class Dist(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.w = nn.Parameter(torch.ones(3))\n"
+            "    def scale(self, q):\n        return q * self.w\n"
+            "    def forward(self, x):\n"
+            "        q = torch.rand(x.size(0))\n"
+            "        return self.scale(q)\n")
+    assert tdv201(code) == [(10, 12, "TDV201")]
+    # a helper of its arguments alone computes where they are
+    assert tdv201(code.replace("return q * self.w", "return q * 2")) == []

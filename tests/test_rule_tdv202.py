@@ -1179,3 +1179,29 @@ def test_a_base_in_another_file_that_acts_as_a_module(tmp_path):
                        "    def forward(self, x):\n        return self.encoding(x) + self.offset\n"),
     }
     assert lint_in_project(tmp_path, files, "planner.py", ONLY) == [(6, 8, "TDV202")]
+
+
+def test_a_refresh_under_a_device_test_covers_every_path():
+    # lava-dl's detector: `if self.mean.device != input.device: self.mean = self.mean.to(input.device)`
+    code = HEAD + (
+        "class Det(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.mean = torch.tensor([0.485, 0.456, 0.406]).reshape(1, 3, 1, 1)\n"
+        "    def forward(self, x):\n"
+        "        if self.mean.device != x.device:\n"
+        "            self.mean = self.mean.to(x.device)\n"
+        "        return x - self.mean\n")
+    assert tdv202(code) == []
+    # a test of something else leaves the other path with the stale tensor
+    assert tdv202(code.replace("self.mean.device != x.device", "self.training")) == [(7, 8, "TDV202")]
+
+
+def test_lightning_moves_its_example_input_array():
+    code = HEAD + (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.example_input_array = torch.rand(1, 3, 8, 8)\n"
+        "        self.sample = torch.rand(1, 3, 8, 8)\n"
+        "    def forward(self, x):\n"
+        "        return x + self.example_input_array + self.sample\n")
+    assert tdv202(code) == [(8, 8, "TDV202")]

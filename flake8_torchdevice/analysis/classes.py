@@ -57,6 +57,15 @@ STATE_MAKER_RE = re.compile(
     r"(?:_(?:with|for|like|from)(?:_[a-z0-9]+)*)?$", re.I)  # `init_state_with_shape(self, shape)`
 
 
+def _tests_a_device(test: cst.CSTNode) -> bool:
+    """`if self.mean.device != x.device:` around `self.mean = self.mean.to(x.device)`: the
+    path that skips it holds the attribute where it is needed already."""
+    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+        and isinstance(test.comparisons[0].operator, cst.NotEqual) \
+        and all(isinstance(side, cst.Attribute) and side.attr.value == "device"
+                for side in (test.left, test.comparisons[0].comparator))
+
+
 def remakes_state(name: str) -> bool:
     """A method named like one that makes the object's state anew while it is used
     (`reset`, `clear_memory`, `init_hidden`, `init_state_with_shape`)."""
@@ -545,6 +554,8 @@ class ClassFacts:
                 name = parent.attr.value
                 if name in TO_PYTHON and name not in ("device", "is_cuda"):
                     return True  # (its device, though, is where new tensors would go)
+                if name == "device" and isinstance(self.ctx.parent(depth + 1), (cst.Comparison, cst.ComparisonTarget)):
+                    return True  # `if self.mean.device != x.device:`: compared, nothing goes there
                 call = self.ctx.parent(depth + 1)
                 if isinstance(call, cst.Call) and call.func is parent:
                     child, depth = call, depth + 2  # self.x.sum().item()
@@ -728,6 +739,7 @@ class ClassFacts:
         without an `else`)? Not `if self.w is not None:` around a new `self.w`: the path that
         skips it holds None, which is on no device (mmaction2's `class_weight`)."""
         return any(isinstance(node, cst.If) and node.orelse is None and not _tests_not_none(test, attribute)
+                   and not _tests_a_device(test)
                    for node, test, _ in self.ctx.enclosing_tests())
 
     def _self_method_call(self, value: cst.CSTNode) -> Optional[str]:

@@ -56,12 +56,13 @@ from .scopes import Scope
 
 from .devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from .project import returns_tensor
-from .kinds import (FACTORIES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
+from .kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
                     VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
 from .syntax import (children, comprehension_clauses, decorator_names, dotted_name, exclusive_arms, first_argument,
-                     is_cuda_literal, is_static_or_class_method, keyword, last_identifier, method_call, parameter_loop_targets,
-                     parameter_names, positional_args, root_name, self_attribute_key, unpacked_pairs)
+                     function_statements, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
+                     method_call, number_value, parameter_loop_targets, parameter_names, positional_args, root_name,
+                     self_attribute_key, unpacked_pairs)
 
 # Calls whose result is not a tensor computed on its arguments' device, or that accept
 # tensors from any device.
@@ -138,6 +139,25 @@ def _runs_a_sub_module(function: cst.FunctionDef, info: Any) -> bool:
             return True
         stack.extend(children(node))
     return False
+
+
+def _tested_as_numbers(function: cst.FunctionDef) -> Set[str]:
+    """Names an `if`, `elif` or `while` of the function compares with a number
+    (`if keep_rate == 1.0:`): Python numbers; a tensor of more than one element there would
+    raise (`Boolean value of Tensor with more than one value is ambiguous`)."""
+    found: Set[str] = set()
+    for statement in function_statements(function):
+        test = statement.test if isinstance(statement, (cst.If, cst.While)) else None
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+                or not isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.LessThan,
+                                                                  cst.LessThanEqual, cst.GreaterThan,
+                                                                  cst.GreaterThanEqual)):
+            continue
+        left, right = test.left, test.comparisons[0].comparator
+        for name, other in ((left, right), (right, left)):
+            if isinstance(name, cst.Name) and number_value(other) is not None:
+                found.add(name.value)
+    return found
 
 
 def _takes_any_arguments(function: cst.FunctionDef) -> bool:
@@ -390,6 +410,8 @@ class TensorOrigins:
         params = parameter_names(node)
         device_names = [p for p in params if is_device_name(p)]
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
+        if inputs:
+            inputs -= _tested_as_numbers(node)
         sensitive, method_name, told_device = False, None, False
         handed_in = self._handed_to_a_distribution(info, name, node)
         # (a module's `create_bases(self, disp)` that `__init__` does not call runs per input)
@@ -1063,8 +1085,10 @@ def tensor_expression_root(node: cst.CSTNode, resolve) -> Optional[cst.Name]:
             node = node.value
         elif isinstance(node, cst.Call) and node.args and not node.args[0].keyword \
                 and (resolve(node.func) or "").startswith("torch.") and is_tensor_op(resolve(node.func)):
-            if resolve(node.func) in _FACTORY_NAMES:
-                return None  # `torch.arange(w)`: made from a size, not computed from w
+            if resolve(node.func) in _FACTORY_NAMES or resolve(node.func)[len("torch."):] in LEGACY_TENSOR_TYPES:
+                # `torch.arange(w)`: made from a size, not computed from w; `torch.FloatTensor(anchors)`
+                # copies data to the CPU (and refuses a GPU tensor)
+                return None
             node = node.args[0].value  # `torch.unsqueeze(x, -1)`: where x is
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and node.func.attr.value not in TO_PYTHON and node.func.attr.value not in NOT_TENSOR_METHODS \

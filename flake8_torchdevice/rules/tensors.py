@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -372,6 +372,11 @@ class FactoryWithoutDevice(Rule):
       the input's device, nor once given a dimension, `torch.tensor(token_id).unsqueeze(0)`,
       or joined by `torch.stack`), an index tensor used only to index (`x[torch.arange(n)]`),
       `x.copy_(t)`, and `torch.broadcast_tensors`, which leaves each tensor where it is.
+    - CPU work among CPU tensors: a helper method of the class handed only tensors made here
+      (`self.iou(gt_box, anchor_shapes)`, both new), a private torch op of the new tensor
+      (`float(torch._sample_dirichlet(torch.tensor([a, a]))[0])`), a partner made by a legacy
+      constructor (`torch.FloatTensor(anchors)` copies to the CPU), and a parameter compared
+      with a number in an `if` (`if keep_rate == 1.0:`), which holds a number, not a tensor.
     - Calls that make no new data tensor: `torch.as_tensor(t)` of anything but
       literal data (a tensor keeps its device), placeholders such as `torch.empty(0)` or
       `torch.empty([0])` (or `torch.Tensor()`), unless joined to a device tensor by
@@ -1553,9 +1558,32 @@ class FactoryWithoutDevice(Rule):
             # on the model's device takes its tensor arguments on that device
             self._partner = receiver
             return BAD
+        if self._frame.any_mix_is_a_bug and (qualified or "").startswith("torch.") and not any(
+                self.ctx.origins.is_input_tensor(other.value) for other in call.args if other is not arg):
+            return None  # `torch._sample_dirichlet(torch.tensor([a, a]))`: computed where it is, then followed
+        if self._frame.any_mix_is_a_bug and self._own_method_given_no_input(call, arg):
+            # `self.calculate_iou(gt_box, anchor_shapes)` of two CPU tensors made here: the helper
+            # computes on what it is given, where it is
+            return NEUTRAL
         # (an object told its device hands its CPU tensors to helpers on purpose too: ultralytics'
         # validator merges JSON boxes with `torch.tensor(bbox)`; only a mix with its tensors counts)
         return BAD if self._frame.any_mix_is_a_bug else NEUTRAL
+
+    def _own_method_given_no_input(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """`self.<method>(...)` of a method the class (or a base in the file) defines, none of
+        whose other arguments is an input's tensor or one on a device."""
+        info, func = self.ctx.current_class, call.func
+        if info is None or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
+                or func.value.value != "self":
+            return False
+        method = next((statement for cls in info.lineage() for statement in cls.node.body.body
+                       if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value), None)
+        # (a helper that reads the object's state, `icdf(self, q)` of a distribution's parameters,
+        # computes with tensors where those are)
+        methods = {statement.name.value for cls in info.lineage() for statement in cls.node.body.body
+                   if isinstance(statement, cst.FunctionDef)}
+        return method is not None and not _reads_own_state(method, methods) and not any(
+            self.ctx.origins.is_input_tensor(other.value) for other in call.args if other is not arg)
 
     # ------------------------------------------------------------ value kinds
 
@@ -1802,6 +1830,28 @@ _INDEX_ARGUMENT = {**{name: (1, "index") for name in (
 _ENTRY_POINT_RE = re.compile(r"(?:^|_)(?:predict|infer|inference|generate|sample|decode|encode|act|score)(?:_|$)")
 
 
+def _reads_own_state(method: cst.FunctionDef, methods: AbstractSet[str]) -> bool:
+    """Does the method read an attribute of its object (`self.bin_edges`), other than one of
+    its `methods`? (The fast path's stub of a method that does reads `self.__dict__`: see
+    `engine._stub_unmatched_functions`.)"""
+    params = parameter_names(method)
+    if not params:
+        return False
+    owner = params[0]
+    stack: List[cst.CSTNode] = [method.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == owner:
+            stack.extend(arg for arg in node.args)  # `self.helper(x)`: a call, its arguments read
+            continue
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == owner \
+                and node.attr.value not in methods:
+            return True
+        stack.extend(children(node))
+    return False
+
+
 def _is_record(call: cst.Call) -> bool:
     """`Output(logits, state)`: a class called by its own name (a namedtuple, a dataclass),
     not a method of an object (`self.Head(x)`) nor a call's result."""
@@ -2033,6 +2083,8 @@ class UnregisteredTensorAttribute(Rule):
       or on a chosen device, `torch.tensor(eps, device=d)`: only a CPU 0-dim tensor mixes
       with other devices),
       `torch.Size`, dtypes, generators.
+    - Lightning's `self.example_input_array`, which Lightning moves to the module's device
+      itself.
     - `setattr(self, name, t)` and `register_buffer(name, ...)` with computed names
       (for a class that registers computed names nothing is reported).
     - Not followed: methods defined in a base class (only the class's own `__init__`
@@ -2211,7 +2263,7 @@ class UnregisteredTensorAttribute(Rule):
         with_input = info.run_with_input()  # forward and the methods it calls
         for assignment in info.assignments:
             name = assignment.name
-            if assignment.element or name in reported or name not in left_stale:
+            if assignment.element or name in reported or name not in left_stale or name in _MOVED_BY_FRAMEWORKS:
                 continue
             # a cache from the input's device goes stale only when forward (or a method it
             # calls: openfold's `_init_residue_constants`) builds it once (not a one-off such
@@ -3060,6 +3112,8 @@ class DiscardedTo(Rule):
                     fix=Fix().replace(statement, assign) if fixable else None)
 
 
+# Attributes a framework moves itself: Lightning sends `example_input_array` where the module is.
+_MOVED_BY_FRAMEWORKS = frozenset({"example_input_array"})
 # Tensor methods that raise for a GPU tensor: Python callables applied element by element.
 _CPU_ONLY_METHODS = ("apply_", "map_", "map2_")
 _DISCARDABLE = frozenset({"to", "cuda", "cpu"})
