@@ -59,7 +59,7 @@ from .project import returns_tensor
 from .kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, TENSOR, TENSOR_ATTRIBUTES, TENSOR_ONLY_METHODS, TO_PYTHON,
                     VARIABLE, KindsContext,
                     ValueKinds, annotates_python_data, annotation_kind, changes_dtype_only, is_dtype)
-from .syntax import (children, comprehension_clauses, decorator_names, dotted_name, exclusive_arms, first_argument,
+from .syntax import (children, comprehension_clauses, decorator_names, descendants, dotted_name, exclusive_arms, first_argument,
                      function_statements, is_cuda_literal, is_static_or_class_method, keyword, last_identifier,
                      method_call, number_value, parameter_loop_targets, parameter_names, positional_args, root_name,
                      self_attribute_key, unpacked_pairs)
@@ -127,18 +127,11 @@ def _runs_a_sub_module(function: cst.FunctionDef, info: Any) -> bool:
     methods = {statement.name.value for cls in info.lineage() for statement in cls.node.body.body
                if isinstance(statement, cst.FunctionDef)}
     params = parameter_names(function)
-    if not params:
-        return False
-    owner = params[0]
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and isinstance(node.func.value, cst.Name) and node.func.value.value == owner \
-                and node.func.attr.value not in methods and node.func.attr.value not in _OWN_MODULE_API:
-            return True
-        stack.extend(children(node))
-    return False
+    return bool(params) and any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name) and node.func.value.value == params[0]
+        and node.func.attr.value not in methods and node.func.attr.value not in _OWN_MODULE_API
+        for node in descendants(function.body))
 
 
 def _tested_as_numbers(function: cst.FunctionDef) -> Set[str]:
@@ -175,9 +168,7 @@ def _runs_a_network(function: cst.FunctionDef, info: Any) -> bool:
     if not params:
         return False
     owner = params[0]
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
+    for node in descendants(function.body):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Name) and func.value == owner:
@@ -187,7 +178,6 @@ def _runs_a_network(function: cst.FunctionDef, info: Any) -> bool:
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == owner \
                     and info.assigns_a_module(func.attr.value):
                 return True
-        stack.extend(children(node))
     return False
 
 

@@ -132,6 +132,15 @@ def function_statements(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
                 stack.append(child)
 
 
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and every node under it (depth first, nested functions included)."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """`node.children`: the same nodes in the same order, read from the node's fields.
     libcst's property finds them by rebuilding the node (a new node, validated), which

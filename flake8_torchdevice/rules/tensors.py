@@ -21,14 +21,15 @@ from ..analysis import (
     positional_args,
     root_name,
 )
-from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo, follows_own_device,
-                                remakes_state)
+from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
+                                follows_own_device, remakes_state)
 from ..analysis.devices import is_device_move, moves_to_cpu
 from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, FunctionOrigins, is_tensor_op,
                                 tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
-from ..analysis.syntax import (ast_definitions, first_argument, ast_dotted_name, ast_statements, defaults_to_none, exclusive_arms,
-                               flag_test, function_statements, is_static_or_class_method, self_attribute_key, tests_exclude, walk_ast)
+from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, descendants,
+                               exclusive_arms, first_argument, flag_test, function_statements,
+                               is_static_or_class_method, self_attribute_key, tests_exclude, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               names_a_model, subscript_key, tensor_operands)
@@ -1835,21 +1836,9 @@ def _reads_own_state(method: cst.FunctionDef, methods: AbstractSet[str]) -> bool
     its `methods`? (The fast path's stub of a method that does reads `self.__dict__`: see
     `engine._stub_unmatched_functions`.)"""
     params = parameter_names(method)
-    if not params:
-        return False
-    owner = params[0]
-    stack: List[cst.CSTNode] = [method.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and isinstance(node.func.value, cst.Name) and node.func.value.value == owner:
-            stack.extend(arg for arg in node.args)  # `self.helper(x)`: a call, its arguments read
-            continue
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == owner \
-                and node.attr.value not in methods:
-            return True
-        stack.extend(children(node))
-    return False
+    return bool(params) and any(
+        isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == params[0]
+        and node.attr.value not in methods for node in descendants(method.body))
 
 
 def _is_record(call: cst.Call) -> bool:
