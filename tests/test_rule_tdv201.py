@@ -4037,3 +4037,18 @@ def test_an_own_helper_that_reads_the_module_state_meets_it():
     assert tdv201(code) == [(10, 12, "TDV201")]
     # a helper of its arguments alone computes where they are
     assert tdv201(code.replace("return q * self.w", "return q * 2")) == []
+
+
+def test_the_fix_names_no_size_parameter_that_the_new_tensor_meets():
+    # yolov4's `get_target(self, targets, in_h, in_w)`: `in_w` is a size divided into the
+    # targets, not a tensor whose device the fix could take
+    code = ("import torch\nimport torch.nn as nn\n"
+            "class YoloLoss(nn.Module):\n"
+            "    def get_target(self, targets, in_h, in_w):\n"
+            "        scale = torch.zeros(len(targets), in_h, in_w)\n"
+            "        box = targets[0].float()\n"
+            "        scale[0, 0, 0] = box[0, 2] * box[0, 3] / in_w\n"
+            "        return scale\n")
+    found = lint_source(code, "loss.py", Options(enabled=ONLY))
+    assert all("in_w.device" not in f.message and "in_h.device" not in f.message for f in found)
+    assert not any(f.fixable for f in found)

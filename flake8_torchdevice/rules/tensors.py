@@ -1660,6 +1660,9 @@ class FactoryWithoutDevice(Rule):
         device is added: None when none is known."""
         frame = self._frame
         met = self._tensor_parameter_in(partner) if partner is not None else None
+        if met is not None and "." not in met and not frame.returns_to_caller \
+                and isinstance(frame.node, cst.FunctionDef) and not is_tensor_parameter(self.ctx, frame.node, met):
+            met = None  # (not `in_w` of `scale / in_w` in a helper method: a size, whatever forward's inputs are)
         inputs = [p for p in frame.params if p in frame.inputs and not _NOT_A_TENSOR_RE.search(p)]
         # (an object told its device: the remedy names that device, as people fixed it by hand)
         return device_for_fix(self.ctx, call, stack=self._stacks.get(id(call)), met=met,
