@@ -52,6 +52,18 @@ def test_module_flag_guards_a_function_body():
     assert findings(code) == []
 
 
+def test_annotated_module_flag_guards_a_skipped_test():
+    # torchrec's `_CUDA_UNAVAILABLE: bool = not torch.cuda.is_available()`, then
+    # `@unittest.skipIf(_CUDA_UNAVAILABLE, ...)`: an annotation changes nothing
+    body = "        x = torch.zeros(3, device='cuda')\n"
+    code = ("import unittest\nimport torch\n_CUDA_UNAVAILABLE: bool = not torch.cuda.is_available()\n"
+            "class T(unittest.TestCase):\n    @unittest.skipIf(_CUDA_UNAVAILABLE, 'needs a GPU')\n"
+            "    def test_a(self):\n" + body)
+    assert findings(code) == []
+    unrelated = code.replace("not torch.cuda.is_available()", "sys.platform == 'win32'")
+    assert findings(unrelated) == [(7, 34, "TDV102")]
+
+
 def test_negated_local_flag_guards_the_else_arm():
     code = ("import torch\nhave = torch.cuda.is_available()\nif not have:\n    pass\nelse:\n" + BODY)
     assert findings(code) == []

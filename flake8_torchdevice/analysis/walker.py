@@ -494,14 +494,19 @@ class Analyzer(cst.CSTVisitor):
             for name, module in zip(names, ("torch", "torch.nn")):
                 if isinstance(name, cst.Name):
                     self.scope.bindings[name.value] = module
-        # `have_gpu = torch.cuda.is_available()`: a CUDA flag, whatever its name.
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            polarity = self.guards.bound_flag_polarity(node.value)
+        if len(node.targets) == 1:
+            self._bind_flag(node.targets[0].target, node.value)
+
+    def _bind_flag(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+        """`have_gpu = torch.cuda.is_available()` (or `_NO_CUDA: bool = not ...`): a CUDA flag,
+        whatever its name."""
+        if isinstance(target, cst.Name) and value is not None:
+            polarity = self.guards.bound_flag_polarity(value)
             if polarity:
-                self.scope.flags[node.targets[0].target.value] = polarity
-                absence = self.guards.absence_of_binding(node.value)
+                self.scope.flags[target.value] = polarity
+                absence = self.guards.absence_of_binding(value)
                 if absence:
-                    self.scope.absence[node.targets[0].target.value] = absence
+                    self.scope.absence[target.value] = absence
 
     def _record_move(self, value: cst.CSTNode, assigned_to: Sequence[str] = ()) -> None:
         scope = self.function_scope()
@@ -559,6 +564,8 @@ class Analyzer(cst.CSTVisitor):
             self._bind_assignment(node)  # type: ignore[arg-type]
         elif kind in ("AnnAssign", "AugAssign", "For", "NamedExpr"):
             self.scope.bind_targets(node.target)  # type: ignore[attr-defined]
+            if kind == "AnnAssign":
+                self._bind_flag(node.target, node.value)  # type: ignore[attr-defined]
         elif kind in ("ListComp", "SetComp", "DictComp", "GeneratorExp"):
             # bound before the element is visited
             for clause in comprehension_clauses(node.for_in):  # type: ignore[attr-defined]
