@@ -32,6 +32,7 @@ from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Itera
                     Set, Tuple)
 
 from .analysis.project import ProjectIndex, index_for
+from .analysis.helpers import is_candidate, is_test_file
 from .analysis.syntax import ast_definitions, ast_dotted_name, walk_ast
 from .rules import ALL_RULES, DEFAULT_CODES
 
@@ -156,6 +157,9 @@ class _FunctionTriggers:
             rule.module_data_words for rule in rules
             if rule.module_data_words and _Triggers([rule]).within(found).search(source)]))
         self.aliases = frozenset(aliases)
+        # what a guard silences: a helper holding it may be silenced by its callers' guards
+        guardable = [rule for rule in rules if rule.silenced_by_guards]
+        self.guardable = _Triggers(guardable, aliases).within(found) if guardable else None
         rules = [rule for rule in rules if rule.keeps_class is None]
         # Rules whose own test on a function's tree decides, once their words are in its text.
         self.tree_rules = [(_Triggers([rule]).within(found), rule.matches_function) for rule in rules
@@ -215,7 +219,7 @@ class _Sparse:
 
 
 def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _FunctionTriggers,
-                              pattern: _Triggers) -> Optional[_Sparse]:
+                              pattern: _Triggers, test_file: bool = False) -> Optional[_Sparse]:
     """The source with trigger-free functions stubbed out; None when nothing is left.
 
     A stub keeps the function's name bound (`def f(): pass` on its first line), so
@@ -234,6 +238,8 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
 
     whole = _whole_classes(tree, triggers, text_of)
     holding_whole = _functions_holding(tree, whole) if whole else set()
+    # the callers of a helper that only guarded code may call: their guards decide
+    helpers = _guardable_helpers(tree, triggers, text_of, test_file)
 
     def stub(node: ast.AST, first: int, last: int, methods: AbstractSet[str] = frozenset()) -> None:
         head = lines[first]
@@ -266,7 +272,8 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if triggers.match(text_of(node), node) or id(node) in holding_whole:
+            if triggers.match(text_of(node), node) or id(node) in holding_whole \
+                    or (helpers is not None and helpers.search(text_of(node))):
                 kept.append(node)
             else:
                 left.append(node)
@@ -316,8 +323,26 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         outside = "".join(line for line, new in zip(lines, sparse) if line is new)
         if not pattern.search(outside):
             return None
-    _stub_module_data(lines, sparse, tree, pattern, triggers.data_words)
+    _stub_module_data(lines, sparse, tree, pattern, triggers.data_words, helpers)
     return _Sparse.compact(sparse)
+
+
+def _guardable_helpers(tree: ast.Module, triggers: _FunctionTriggers, text_of: Callable[[ast.AST], str],
+                       test_file: bool) -> Optional["re.Pattern[str]"]:
+    """The names of the module's helpers (`analysis/helpers.py`) that hold what a guard
+    silences, or call such a helper, as one pattern; None when there are none."""
+    if triggers.guardable is None:
+        return None
+    definitions = [node for top in tree.body for node in (top, *(top.body if isinstance(top, ast.ClassDef) else ()))
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_candidate(node.name, test_file)]
+    names = {node.name for node in definitions if triggers.guardable.search(text_of(node))}
+    while names:
+        calls = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        more = {node.name for node in definitions if node.name not in names and calls.search(text_of(node))}
+        if not more:
+            return calls
+        names |= more
+    return None
 
 
 def _tensor_makers(tree: ast.Module, project: ProjectIndex) -> Callable[[str], bool]:
@@ -419,7 +444,8 @@ _DATA_MIN_LINES = 10
 
 
 def _stub_module_data(lines: List[str], sparse: List[Optional[str]], tree: ast.Module,
-                      pattern: _Triggers, read_outside_triggers: "re.Pattern[str]") -> None:
+                      pattern: _Triggers, read_outside_triggers: "re.Pattern[str]",
+                      helpers: Optional["re.Pattern[str]"] = None) -> None:
     """Replace big module-level data (`default_cfgs = {...}`, 1000+ lines in timm's
     model files, most of their parse time and memory) with `name = None`.
 
@@ -442,7 +468,7 @@ def _stub_module_data(lines: List[str], sparse: List[Optional[str]], tree: ast.M
         if isinstance(value, ast.Call) and _callee_name(value)[:1].isupper():
             continue  # `model = Net(...)`: TDV401 tracks modules built at module level
         text = "".join(lines[first:last])
-        if pattern.search(text) or read_outside_triggers.search(text):
+        if pattern.search(text) or read_outside_triggers.search(text) or (helpers is not None and helpers.search(text)):
             continue
         if any(isinstance(sub, ast.Name) and sub.id in assigned for sub in walk_ast(value)):
             continue
@@ -517,7 +543,8 @@ def _lint_parsed(source: str, filename: str, options: Options, rules: Sequence[t
             pattern = _Triggers(rules, aliases)
         pattern = pattern.within(found)
         triggers = _FunctionTriggers(rules, aliases, found, _tensor_makers(tree, project), source)
-        sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern)
+        sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern,
+                                           is_test_file(filename))
         if sparse is None:
             return []
     text = source if sparse is None else sparse.text

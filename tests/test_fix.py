@@ -258,7 +258,7 @@ def test_unparsable_output_applies_nothing(monkeypatch):
     from flake8_torchdevice.rules.base import Fix
     from flake8_torchdevice.rules.serialization import LoadWithoutMapLocation
 
-    def broken(self, node, message=None, fix=None):
+    def broken(self, node, message=None, fix=None, **context):
         # a fix whose output does not parse: `torch.load('m.pt')` -> `torch.load('m.pt') ) (`
         name = cst.Name("x")
         object.__setattr__(name, "value", "x ) (")  # past libcst's validation

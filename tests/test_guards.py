@@ -60,7 +60,8 @@ def test_annotated_module_flag_guards_a_skipped_test():
             "class T(unittest.TestCase):\n    @unittest.skipIf(_CUDA_UNAVAILABLE, 'needs a GPU')\n"
             "    def test_a(self):\n" + body)
     assert findings(code) == []
-    unrelated = code.replace("not torch.cuda.is_available()", "sys.platform == 'win32'")
+    unrelated = code.replace("not torch.cuda.is_available()", "sys.platform == 'win32'").replace(
+        "_CUDA_UNAVAILABLE", "_ON_WINDOWS")
     assert findings(unrelated) == [(7, 34, "TDV102")]
 
 
@@ -239,3 +240,91 @@ def test_cuda_absent(test, absent_if_true, absent_if_false):
 def test_cuda_absent_follows_a_local_bound_from_is_available():
     assert _absent("have_gpu", {"have_gpu": frozenset({False})}) == (False, True)
     assert _absent("not have_gpu", {"have_gpu": frozenset({False})}) == (True, False)
+
+
+# A helper that only guarded code calls runs only where CUDA exists (analysis/helpers.py).
+SKIPPED_TESTS = """\
+import unittest
+import torch
+from common import gpu_unavailable
+
+
+class T(unittest.TestCase):
+    @unittest.skipIf(*gpu_unavailable)
+    def test_a(self, *args, **kwargs):
+        self._check(*args, **kwargs)
+
+    @unittest.skipIf(not torch.cuda.is_available(), "needs a GPU")
+    def test_b(self):
+        self._check(3)
+        _shared(3)
+
+    def _check(self, n):
+        return torch.zeros(n, device=torch.device("cuda"))
+
+
+def _shared(n):
+    return _load("w.pt").cuda() + n
+
+
+def _load(path):
+    return torch.load(path)
+"""
+
+
+def test_named_pair_of_a_gpu_skip_guards_the_test():
+    code = "import unittest\nimport torch\nfrom common import gpu_unavailable\n" \
+           "@unittest.skipIf(*gpu_unavailable)\ndef test_a():\n    return torch.zeros(3, device='cuda')\n"
+    assert findings(code) == []
+    assert findings(code.replace("gpu_unavailable", "gpu_settings")) == [(6, 33, "TDV102")]
+
+
+def test_helpers_only_guarded_tests_call_are_guarded():
+    # the `cuda` literal of `_check`, the `.cuda()` and the load of the helpers `_shared` calls
+    assert findings(SKIPPED_TESTS) == []
+
+
+SHARED_AND_LOAD = [(21, 25, "TDV101"), (25, 11, "TDV301")]
+HELPER_REPORTED = {
+    "a call outside any guard": (SKIPPED_TESTS + "\ndef run():\n    return _shared(2)\n", SHARED_AND_LOAD),
+    "a reference that is no call": (SKIPPED_TESTS + "\nCALLBACKS = [_shared]\n", SHARED_AND_LOAD),
+    "handed on as a callback": (
+        SKIPPED_TESTS.replace("        _shared(3)\n", "        list(map(_shared, [3]))\n"), SHARED_AND_LOAD),
+    "a method of another object with the name": (
+        SKIPPED_TESTS + "\ndef run(other):\n    return other._check(1)\n", [(17, 50, "TDV102")]),
+    "a public helper outside a test file": (SKIPPED_TESTS.replace("_shared", "shared"), SHARED_AND_LOAD),
+}
+
+
+@pytest.mark.parametrize("code, expected", HELPER_REPORTED.values(), ids=list(HELPER_REPORTED))
+def test_helpers_called_where_cuda_may_be_absent_are_reported(code, expected):
+    assert findings(code) == expected
+
+
+def test_the_unguarded_helpers_of_a_chain_are_reported():
+    code = SKIPPED_TESTS + "\ndef run():\n    return _load('x.pt')\n"
+    # `_check` and `_shared` stay guarded; `_load`, also called from `run`, does not
+    assert findings(code) == [(25, 11, "TDV301")]
+
+
+def test_public_helpers_of_a_test_file_are_guarded_by_their_tests():
+    code = SKIPPED_TESTS.replace("_shared", "shared")
+    assert lint_source_codes(code, "tests/test_kernels.py") == []
+    # (`_load` is called from `shared`, whose guards nobody knows there)
+    assert lint_source_codes(code, "tests/kernels.py") == ["TDV101", "TDV301"]
+
+
+def test_guarded_helpers_keep_what_guards_do_not_silence():
+    code = SKIPPED_TESTS.replace("    def _check(self, n):\n",
+                                 "    def _check(self, n):\n        x = torch.ones(n)\n        x.cuda()\n"
+                                 "        with torch.cuda.amp.autocast():\n            pass\n")
+    assert lint(code, enabled=frozenset({"TDV101", "TDV203", "TDV501"})) == [(18, 8, "TDV203"), (19, 13, "TDV501")]
+
+
+def lint_source_codes(code: str, filename: str):
+    from flake8_torchdevice.engine import Options, lint_source
+
+    options = Options(enabled=GUARDED_RULES)
+    fast = [f.code for f in lint_source(code, filename, options)]
+    assert fast == [f.code for f in lint_source(code, filename, options, fast=False)]
+    return fast

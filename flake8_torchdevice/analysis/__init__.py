@@ -25,7 +25,8 @@ Read bottom-up, each module a layer of the model:
   that moves itself), the names moved on some path (`ever_moved`), CUDA flags;
 - `guards`: where code can only run with CUDA (`guarded`; everywhere in a module that
   is CUDA-only on purpose: `accelerators/cuda.py`, or one whose top raises without
-  CUDA) or only without it (`cpu_only`);
+  CUDA) or only without it (`cpu_only`); `helpers`: the private helpers only guarded
+  code calls, whose findings a guard would have silenced go when the module is walked;
 - `kinds`: *values*. For every name, `self.<attr>` and constant subscript of a
   function, what it holds at the statement being visited: tensor (with the evidence:
   a factory or tensor op, an annotation, a tensor-only method, an argument of

@@ -25,7 +25,8 @@ from .devices import is_device_name
 from .syntax import (block_statements, comprehension_clauses, dotted_name, last_identifier, method_call, number_value,
                      string_value)
 
-_NEGATIVE_FLAG_RE = re.compile(r"(^|_)(no|not|disable|disabled|without|skip)(_|$)|nocuda|nogpu|cpu", re.I)
+_NEGATIVE_FLAG_RE = re.compile(r"(^|_)(no|not|disable|disabled|without|skip|unavailable|missing|absent)(_|$)"
+                               r"|nocuda|nogpu|cpu", re.I)
 _CUDA_FLAG_RE = re.compile(r"cuda|gpu", re.I)
 _DEVICE_ID_RE = re.compile(r"^(device_ids?|gpu_ids?|gpus?|cuda_device)$", re.I)
 _EXIT_CALLS = {"exit", "_exit", "quit", "skip", "skipTest", "fail", "abort"}
@@ -340,6 +341,7 @@ class GuardModel:
         if isinstance(decorator, cst.Call):
             name = last_identifier(decorator.func)
             if name in ("skipIf", "skipif") and decorator.args:
+                # (`skipIf(*gpu_unavailable)`: a (condition, reason) pair named for its condition)
                 return self.cuda_polarity(decorator.args[0].value) < 0
             if name == "skipUnless" and decorator.args:
                 return self.cuda_polarity(decorator.args[0].value) > 0

@@ -26,6 +26,7 @@ import libcst as cst
 from .classes import ClassFacts, ClassInfo
 from .devices import DeviceFinder, is_device_move, move_target, selection_site
 from .guards import GuardModel, is_cuda_only_path, is_exit_statement
+from .helpers import GuardedHelpers, candidate_names, is_test_file
 from .kinds import ValueKinds
 from .origins import TensorOrigins, is_data_pipeline_path
 from .project import TORCH_FUNCTION_RE, ProjectIndex
@@ -179,6 +180,9 @@ class Analyzer(cst.CSTVisitor):
         self._branches: List[_Branches] = []
         self._if_falls_through = True  # did the `if` just left fall through on some arm?
         self._kept_names: List[Set[str]] = []  # the scope's `kept` names outside each except handler
+        # helpers only guarded code calls (set when the module is visited)
+        self.helpers = GuardedHelpers(frozenset())
+        self._test_file = is_test_file(filename or "")
         # Shared facts that follow the walk like rules: value kinds and class facts.
         self.kinds = ValueKinds(self)
         self.class_facts = ClassFacts(self)
@@ -558,6 +562,7 @@ class Analyzer(cst.CSTVisitor):
         if kind == "Module":
             self.scopes.append(Scope(node, "module"))
             self._blocks.append(_Block())
+            self.helpers = GuardedHelpers(candidate_names(node.body, self._test_file))  # type: ignore[attr-defined]
         elif kind in ("Import", "ImportFrom"):
             self.scope.bind_import(node)
         elif kind == "Assign":
@@ -587,8 +592,30 @@ class Analyzer(cst.CSTVisitor):
             self._branches.append(_Branches(scope, set(scope.moved)))
         elif kind == "ExceptHandler":
             self._enter_handler(node)  # type: ignore[arg-type]
+        elif kind == "Name" and node.value in self.helpers.candidates:  # type: ignore[attr-defined]
+            self._note_helper_reference(node)  # type: ignore[arg-type]
         self._dispatch(self._visitors, node)
         return True
+
+    def _note_helper_reference(self, node: cst.Name) -> None:
+        """A use of a name that may be a helper only guarded code calls (`GuardedHelpers`)."""
+        parent = self.stack[-2]
+        if isinstance(parent, (cst.FunctionDef, cst.Param)) and parent.name is node \
+                or isinstance(parent, cst.Arg) and parent.keyword is node:
+            return  # its definition, a parameter or keyword of that name
+        owner, above = (parent, self.stack[-3]) if isinstance(parent, cst.Attribute) and parent.attr is node \
+            else (node, parent)
+        called = isinstance(above, cst.Call) and above.func is owner
+        self.helpers.note_reference(node.value, called, self.guarded, self.enclosing_functions())
+
+    def enclosing_functions(self) -> Tuple[str, ...]:
+        """The names of the functions the node being visited is in, outermost first."""
+        return tuple(function.name.value for function in self.functions)
+
+    def note_guardable_finding(self, sink: list, within: Optional[Tuple[str, ...]] = None) -> None:
+        """The finding just added to `sink`, which a guard would have silenced: it goes
+        when it turns out to be in a helper that only guarded code calls."""
+        self.helpers.note_finding(sink, len(sink) - 1, self.enclosing_functions() if within is None else within)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._dispatch(self._leavers, original_node)
@@ -609,6 +636,7 @@ class Analyzer(cst.CSTVisitor):
         if kind == "Module":
             self._pop_scope()
             self._close_block()
+            self.helpers.drop_silenced_findings()
         elif kind == "ClassDef":
             self.classes.pop()
         elif kind == "ExceptHandler":

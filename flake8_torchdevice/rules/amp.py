@@ -120,6 +120,7 @@ class CudaAmp(Rule):
     """
 
     code = "TDV501"
+    silenced_by_guards = True
     name = "cuda-amp"
     message = ('mixed precision tied to CUDA is off on every other device; use torch.autocast(device.type) '
                'and torch.amp.GradScaler(device.type)')
@@ -158,7 +159,8 @@ class CudaAmp(Rule):
             return  # the import: its uses are reported
         deprecated = self.ctx.resolve(node)
         self.report(node, f"{deprecated} is deprecated and CUDA-only (off on every other device); "
-                          f"use {replacement}", fix=self._replacement_fix(node, deprecated))
+                          f"use {replacement}", fix=self._replacement_fix(node, deprecated),
+                    guardable=False)  # deprecated with or without CUDA
 
     def _replacement_fix(self, node: cst.BaseExpression, deprecated: str) -> Optional[Fix]:
         """`torch.cuda.amp.autocast(...)` -> `torch.autocast(<type>, ...)`,

@@ -216,6 +216,8 @@ class Rule:
     # in the file); the rule's `triggers` only decide whether the file is parsed at all.
     keeps_class: ClassVar[Optional[Callable[[ast.ClassDef, FrozenSet[str], Callable[[ast.AST], str],
                                              Optional[Callable[[str], bool]]], bool]]] = None
+    # Rules whose findings a CUDA guard silences (`ctx.guarded`): family 1, TDV301, TDV501.
+    silenced_by_guards: ClassVar[bool] = False
     # Rules that query `ctx.origins` (analysis/origins.py): the analyzer keeps those facts
     # only when an enabled rule reads them.
     uses_origins: ClassVar[bool] = False
@@ -229,8 +231,14 @@ class Rule:
         self.options = options
         self._sink = sink
 
-    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None,
+               guardable: bool = True, within: Optional[Tuple[str, ...]] = None) -> None:
+        """Add a finding. In a rule a guard silences, `guardable` findings also go when they
+        turn out to be in a helper that only guarded code calls (`analysis/helpers.py`);
+        `within`: the functions a finding reported later was found in (`ctx.enclosing_functions()`)."""
         self._sink.append((node, self.code, message or self.message, fix))
+        if self.silenced_by_guards and guardable:
+            self.ctx.note_guardable_finding(self._sink, within)
 
     def device_for_fix(self, node: cst.CSTNode, avoid: AbstractSet[str] = frozenset(),
                        add: bool = True) -> Optional[Tuple[str, bool]]:

@@ -126,6 +126,13 @@ class CudaCall(Rule):
       `def cuda(self)`; a test module after such a `pytestmark = ...`. A helper whose
       name says CUDA (`def to_cuda(x)`, `class CUDACallback`) is no guard: it is called
       from code that may run anywhere, and the `.cuda()` inside it is what fails.
+      A `skipIf(*gpu_unavailable)` reads its (condition, reason) pair by its name;
+    - a helper that only guarded code calls: a private function or method (`_check`),
+      or any function of a test file (`test_*.py`, `*_test.py`), whose every use in the
+      file is a call from guarded code or from another such helper (torchrec's tests
+      skipped without a GPU, calling `self._run_case(...)`). A use that is no call
+      (`map(_check, xs)`, a callback), a call from code that may run anywhere, or a
+      public helper outside a test file, which other modules may call, keeps the finding;
     - all of a module that is CUDA-only on purpose, which users expect to use CUDA: a
       CUDA backend file whose path says so (`cuda.py`, `*_cuda.py`, `cuda_*.py`, or any
       file under a folder named `cuda`: `accelerators/cuda.py`, `ops/cuda/kernels.py`),
@@ -168,6 +175,7 @@ class CudaCall(Rule):
     """
 
     code = "TDV101"
+    silenced_by_guards = True
     name = "cuda-call"
     message = ".cuda() hard-codes CUDA and fails without a GPU; use .to(device) with a device chosen at run time"
     triggers = r"\.cuda\b"
@@ -293,6 +301,7 @@ class CudaLiteral(Rule):
     """
 
     code = "TDV102"
+    silenced_by_guards = True
     name = "cuda-literal"
     message = ('"cuda" hard-codes the device and fails without a GPU; use a device chosen at run time, '
                'e.g. torch.device("cuda" if torch.cuda.is_available() else "cpu")')
@@ -509,6 +518,7 @@ class CudaOnlyApi(Rule):
     """
 
     code = "TDV103"
+    silenced_by_guards = True
     name = "cuda-only-api"
     message = "this torch.cuda API raises without CUDA; call it only under a CUDA guard (if torch.cuda.is_available():)"
     # In parts: `cuda`, in most files of a PyTorch project, guards only a pattern that

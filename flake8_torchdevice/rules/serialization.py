@@ -191,6 +191,7 @@ class LoadWithoutMapLocation(Rule):
     """
 
     code = "TDV301"
+    silenced_by_guards = True
     name = "load-without-map-location"
     message = ("{name}() without map_location fails on a CPU-only machine when the checkpoint was saved "
                'on a GPU; pass map_location="cpu" (then .to(device)) or map_location=device')
@@ -217,7 +218,7 @@ class LoadWithoutMapLocation(Rule):
         super().__init__(*args, **kwargs)
         # file names this module saves CPU tensors to, and the loads of named files
         self._cpu_dumps: Set[str] = set()
-        self._loads_of_named_files: List[Tuple[cst.Call, str, Fix, str]] = []
+        self._loads_of_named_files: List[Tuple[cst.Call, str, Fix, str, Tuple[str, ...]]] = []
         self._datasets: Set[str] = set()  # classes of this file that are torch Datasets
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -275,7 +276,8 @@ class LoadWithoutMapLocation(Rule):
             node, "map_location", value)
         name = (_file_name(source) or _path_tail(source)) if source is not None else None
         if name:  # decided at the end of the file: a function further down may dump it from the CPU
-            self._loads_of_named_files.append((node, self.message.format(name=qualified), fix, name))
+            self._loads_of_named_files.append((node, self.message.format(name=qualified), fix, name,
+                                               self.ctx.enclosing_functions()))
         else:
             self.report(node, self.message.format(name=qualified), fix=fix)
 
@@ -329,6 +331,6 @@ class LoadWithoutMapLocation(Rule):
         return any(not names.isdisjoint(keys) and ask() for ask, names in scope.notes.get("project saves", ()))
 
     def leave_Module(self, node: cst.Module) -> None:
-        for call, message, fix, name in self._loads_of_named_files:
+        for call, message, fix, name, within in self._loads_of_named_files:
             if name not in self._cpu_dumps:
-                self.report(call, message, fix=fix)
+                self.report(call, message, fix=fix, within=within)
