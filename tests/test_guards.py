@@ -144,6 +144,18 @@ def test_gpu_count_below_a_name_is_no_guard():
     assert [(line, c) for line, _, c in findings(code)] == [(3, "TDV101")]
 
 
+@pytest.mark.parametrize("test", [
+    "assert cfg.NUM_GPUS <= torch.cuda.device_count(), 'not enough GPUs'",
+    "assert torch.cuda.device_count() >= args.n_gpu",
+])
+def test_at_least_the_gpus_asked_for_is_no_guard(test):
+    # SlowFast's build_model: zero GPUs asked for passes, and the model is then moved with .cuda()
+    code = f"import torch\ndef build(cfg, args, model):\n    {test}\n    return model.cuda()\n"
+    assert findings(code) == [(4, 17, "TDV101")]
+    strict = code.replace("<=", "<").replace(">=", ">")
+    assert findings(strict) == []
+
+
 # Issue 15, part 3: a guard may compare with a named constant or enum member.
 CONSTANT_GUARDS = {
     "== enum member": "if rng_type == RNGType.CUDA:\n",

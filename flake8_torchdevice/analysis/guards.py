@@ -47,6 +47,11 @@ def is_cuda_only_path(filename: Optional[str]) -> bool:
     return stem == "cuda" or stem.endswith("_cuda") or stem.startswith("cuda_") or "cuda" in parts[:-1]
 
 
+def _counts_gpus(node: cst.BaseExpression) -> bool:
+    """`num_gpus`, `cfg.NUM_GPUS`, `args.n_gpu`: a number of GPUs asked for, which may be zero."""
+    return isinstance(node, (cst.Name, cst.Attribute)) and bool(_CUDA_FLAG_RE.search(last_identifier(node) or ""))
+
+
 def is_exit_statement(statement: cst.CSTNode) -> bool:
     """`return`, `raise`, `continue`, `break`, `sys.exit()`, `pytest.skip()`, ..."""
     if isinstance(statement, cst.SimpleStatementLine):
@@ -294,10 +299,15 @@ class GuardModel:
         if number is None:
             # `device_count() > local_rank`, `n_gpu >= world_size`: a count above an index
             # or a size (never negative in practice) means at least one GPU.
-            if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)) and isinstance(right, (cst.Name, cst.Attribute)):
-                return max(self.cuda_polarity(left), 0)
-            if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and isinstance(left, (cst.Name, cst.Attribute)):
-                return max(self.cuda_polarity(right), 0)
+            # Not at least a count of GPUs asked for (`device_count() >= cfg.NUM_GPUS`): zero asks for
+            # none, the configuration that runs on the CPU.
+            if isinstance(op, cst.GreaterThan) or isinstance(op, cst.GreaterThanEqual) \
+                    and not _counts_gpus(right):
+                if isinstance(right, (cst.Name, cst.Attribute)):
+                    return max(self.cuda_polarity(left), 0)
+            if isinstance(op, cst.LessThan) or isinstance(op, cst.LessThanEqual) and not _counts_gpus(left):
+                if isinstance(left, (cst.Name, cst.Attribute)):
+                    return max(self.cuda_polarity(right), 0)
             return 0
         sign = self.cuda_polarity(left)
         if sign == 0:
