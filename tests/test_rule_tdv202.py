@@ -1205,3 +1205,26 @@ def test_lightning_moves_its_example_input_array():
         "    def forward(self, x):\n"
         "        return x + self.example_input_array + self.sample\n")
     assert tdv202(code) == [(8, 8, "TDV202")]
+
+
+ARMS = HEAD + """\
+class Rope(nn.Module):
+    def __init__(self, dim, pixel):
+        super().__init__()
+        if pixel:
+            freqs = torch.linspace(1.0, 5.0, dim)
+            self.table = freqs.cos()
+        else:
+            self.table = torch.arange(dim).float()
+        self.kernel = torch.tensor([1.0, 0.0, 1.0])
+        self.kernel = self.kernel.unsqueeze(0)
+    def forward(self, x):
+        return x * self.table + self.kernel
+"""
+
+
+def test_each_arm_that_makes_the_attribute_is_reported():
+    """joliGEN's rotary tables (held-out set 25): `if ...: self.freqs_cos = ...` / `else:
+    self.freqs_cos = ...`. Each arm is a place the fix goes; a later statement that reshapes
+    the attribute in place of itself (`self.kernel = self.kernel.unsqueeze(0)`) is not."""
+    assert tdv202(ARMS) == [(9, 12, "TDV202"), (11, 12, "TDV202"), (12, 8, "TDV202")]

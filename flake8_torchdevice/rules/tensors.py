@@ -2248,15 +2248,17 @@ class UnregisteredTensorAttribute(Rule):
         if any(cls.registers_computed_names for cls in lineage):
             return
         left_stale = self._left_stale(lineage)
-        reported: Set[str] = set()
+        reported: Dict[str, List[AttributeAssignment]] = {}
         own_init_time = info.init_time_methods()
         # what __init__ runs: a tensor made there stays on its device, `device=` or not
         built = info.called_from_init()
         with_input = info.run_with_input()  # forward and the methods it calls
         for assignment in info.assignments:
             name = assignment.name
-            if assignment.element or name in reported or name not in left_stale or name in _MOVED_BY_FRAMEWORKS:
+            if assignment.element or name not in left_stale or name in _MOVED_BY_FRAMEWORKS:
                 continue
+            if name in reported and not all(_exclusive(assignment, other) for other in reported[name]):
+                continue  # (each arm of an `if` that sets it needs the fix)
             # a cache from the input's device goes stale only when forward (or a method it
             # calls: openfold's `_init_residue_constants`) builds it once (not a one-off such
             # as RepVGG's reparameterisation helpers)
@@ -2277,7 +2279,7 @@ class UnregisteredTensorAttribute(Rule):
             if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value) \
                     or info.moves_its_tensors(name):
                 continue
-            reported.add(name)
+            reported.setdefault(name, []).append(assignment)
             self.report(assignment.target, self._message(name, assignment.value),
                         fix=self._fix(info, assignment, own_init_time))
 
@@ -2552,6 +2554,14 @@ def _ast_stores_a_call_of(method: ast.AST, makes_tensor: Callable[[str], bool]) 
         if callee and _names_a_function(callee.rpartition(".")[2]) and makes_tensor(callee):
             return True
     return False
+
+
+def _exclusive(one: AttributeAssignment, other: AttributeAssignment) -> bool:
+    """Are two assignments in arms of one `if` of the same method that never both run?"""
+    if one.method != other.method:
+        return False
+    arms = dict(other.arms)
+    return any(test in arms and arms[test] != arm for test, arm in one.arms)
 
 
 def _names_a_function(name: str) -> bool:
