@@ -4052,3 +4052,31 @@ def test_the_fix_names_no_size_parameter_that_the_new_tensor_meets():
     found = lint_source(code, "loss.py", Options(enabled=ONLY))
     assert all("in_w.device" not in f.message and "in_h.device" not in f.message for f in found)
     assert not any(f.fixable for f in found)
+
+
+OUT_BUFFER = """\
+import torch
+import torch.nn as nn
+from torch_scatter import scatter_mean
+
+
+class WGATConv(nn.Module):
+    def forward(self, x, edge_index):
+        row, col = edge_index
+        alpha = torch.cat([x[row], x[col]], dim=-1)
+        out = torch.zeros(x.shape[0], alpha.shape[1])
+        out = scatter_mean(alpha, row, dim=0, out=out)
+        return out
+
+
+def pooled(values, index):
+    buffer = torch.zeros(4)
+    return scatter_mean(values.tolist(), index, out=buffer)
+"""
+
+
+def test_an_output_buffer_of_a_computation_on_the_inputs():
+    """Deeprank-GNN (held-out set 25): `scatter_mean(alpha, row, dim=0, out=torch.zeros(...))`
+    writes a result computed from the inputs into the buffer, which must be where they are.
+    A buffer handed with no tensor the code knows of is not reported."""
+    assert tdv201(OUT_BUFFER) == [(10, 14, "TDV201")]

@@ -1477,7 +1477,16 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
         if _HOST_SINK_RE.search(callee) and not is_tensor_op(qualified):
             return NEUTRAL  # `draw_rectangle(image, boxes)`, `save_image(t, path)`: read on the host
-        if arg.keyword is not None and arg.keyword.value in ("generator", "out", "dtype", "size"):
+        if arg.keyword is not None and arg.keyword.value == "out":
+            # `scatter_mean(alpha, row, dim=0, out=torch.zeros(n, c))`: the output buffer of a
+            # computation on tensors of the caller, which must be where they are
+            met = [a.value for a in positional if self.ctx.origins.is_input_tensor(a.value)
+                   or self.ctx.origins.is_on_device(a.value)]
+            if met:
+                self._partner = met[0]
+                return BAD
+            return NEUTRAL
+        if arg.keyword is not None and arg.keyword.value in ("generator", "dtype", "size"):
             return NEUTRAL
         if _names_lengths(arg) and (self.ctx.kinds.is_module(call.func) or self.ctx.origins.is_on_device(call.func)
                                     or _LOSS_CALLEE_RE.search(callee) or names_a_model(call.func)):
