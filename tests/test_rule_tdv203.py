@@ -894,3 +894,25 @@ def score(coordinates):
                                "    if batch_size > 1:\n        return edges, load_attr()\n"
                                "    return edges, edge_attr\n")) == []
 
+
+
+SIGNAL = """\
+import torch
+from audiotools import AudioSignal
+
+
+def test_to_from_ops(path):
+    signal = AudioSignal(path)
+    signal.stft()
+    signal = signal.to("cpu")
+    assert isinstance(signal.numpy(), object)
+    signal.cpu()
+"""
+
+
+def test_an_object_of_a_class_that_mimics_tensors_is_no_tensor():
+    """audiotools (set 25's precision sample): an `AudioSignal` has `.stft()`, `.numpy()` and an
+    in-place `.cpu()`; built by its class (and moved by its own `.to()`), it stays that object.
+    Bound from a function whose result is unknown, the same uses show a tensor."""
+    assert tdv203(SIGNAL) == []
+    assert tdv203(SIGNAL.replace("AudioSignal(path)", "load_signal(path)")) == [(10, 4, "TDV203")]

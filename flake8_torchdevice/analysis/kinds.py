@@ -242,6 +242,10 @@ def _may_narrow(test: cst.BaseExpression) -> bool:
         or (isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_tensor"))
 
 
+# What an object's own move returns: the object, moved (`signal = signal.to("cpu")`).
+_OBJECT_MOVES = frozenset({"to", "cpu", "cuda", "float", "half", "double"})
+
+
 @dataclass
 class ScopeKinds:
     """One function's (or the module's) kinds, in statement order."""
@@ -537,7 +541,9 @@ class ValueKinds:
             kind = kinds.names.get(name)
             if kind is not None:
                 return kind
-            if name in kinds.tensor_uses:
+            if name in kinds.tensor_uses and name not in kinds.instances:
+                # (not an object of a class that mimics tensors: audiotools' `AudioSignal(path)`
+                # has `.stft()`, `.numpy()` and an in-place `.cpu()`)
                 return TENSOR
         if name in scope.params and isinstance(scope.node, cst.FunctionDef):
             kind = annotation_kind(scope.node, name, self.ctx.resolve)
@@ -917,6 +923,10 @@ class ValueKinds:
             facts.were_tensors.setdefault(target.value, set()).add(facts.bindings.get(target.value, 0))
         # (asked before the binding: `pbar = tqdm(pbar)` wraps what `pbar` held)
         enumerated = isinstance(target, cst.Name) and self._enumerates_a_loader(value)
+        # `signal = signal.to("cpu")` of `signal = AudioSignal(path)`: the object moved itself
+        moved_object = self.class_of(value.func.value) if isinstance(target, cst.Name) \
+            and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _OBJECT_MOVES and isinstance(value.func.value, cst.Name) else None
         attribute = self.self_attribute(target)
         function = self.ctx.current_function
         if attribute is not None and function is not None and function.name.value == "__init__":
@@ -925,6 +935,8 @@ class ValueKinds:
             self.tensor_layers[attribute] = self.tensor_layers.get(attribute, True) and layer is not None \
                 and layer not in _NOT_ONE_TENSOR_LAYERS and keyword(value, "return_indices") is None
         self.bind(target, kind, fixed, made)
+        if moved_object is not None and kind is None:
+            self.facts().instances[target.value] = moved_object  # type: ignore[attr-defined]
         if isinstance(target, cst.Name) and self._splits_a_tensor(value):
             self.facts().pieces.add(target.value)
         if enumerated:

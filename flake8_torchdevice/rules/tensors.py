@@ -3091,6 +3091,8 @@ class DiscardedTo(Rule):
         # (a tensor on one way through an `if`: the statement is a no-op on that way)
         tensor_on_a_path = name is not None and name in facts.tensor_on_another_arm
         info = self.ctx.current_class
+        # (an object of a class that mimics tensors: `signal = AudioSignal(path)`, `signal.cpu()`)
+        an_object = name is not None and name in facts.instances
 
         def is_tensor() -> bool:
             if attribute is not None and not local:
@@ -3102,7 +3104,7 @@ class DiscardedTo(Rule):
                 return facts.names.get(dotted) in (None, TENSOR) and dotted in facts.tensor_uses
             if name is not None and binding in facts.were_tensors.get(name, ()) or tensor_on_a_path:
                 return True  # `atoks = atoks.permute(1, 0, 2)` next, no other binding between: a tensor
-            return name is not None and facts.names.get(name) is None and (
+            return name is not None and facts.names.get(name) is None and not an_object and (
                 name in facts.tensor_uses or name in facts.sliced or name in facts.module_inputs
                 or name in facts.array_like)  # what has `.to()` and does arithmetic is a tensor
         return is_tensor
