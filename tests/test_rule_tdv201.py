@@ -4080,3 +4080,87 @@ def test_an_output_buffer_of_a_computation_on_the_inputs():
     writes a result computed from the inputs into the buffer, which must be where they are.
     A buffer handed with no tensor the code knows of is not reported."""
     assert tdv201(OUT_BUFFER) == [(10, 14, "TDV201")]
+
+
+NOISE = """\
+import torch
+import torch.nn as nn
+
+
+def get_noise(shape, noise_type):
+    if noise_type == "gaussian":
+        return torch.randn(*shape)
+    return torch.rand(*shape).sub_(0.5).mul_(2.0)
+
+
+class Decoder(nn.Module):
+    def __init__(self, noise_dim):
+        super().__init__()
+        self.noise_dim = noise_dim
+        self.mlp = nn.Linear(8, 8)
+
+    def adding_noise(self, hidden):
+        new_hidden = self.mlp(hidden)
+        noise = get_noise((self.noise_dim,), "gaussian")
+        z = noise.repeat(new_hidden.size(0), 1)
+        return torch.cat([new_hidden, z], dim=1)
+"""
+
+
+def test_a_module_function_returning_a_cpu_tensor_that_a_caller_combines_with_the_device():
+    """trajnetplusplusbaselines (held-out set 25): SGAN's `get_noise(shape)` returns
+    `torch.randn(*shape)`, which the decoder concatenates with its hidden state on the GPU.
+    Reported at the factories the function returns; not where no caller in the file
+    combines the result with a tensor on a device, nor where the caller moves it first."""
+    assert tdv201(NOISE) == [(7, 15, "TDV201"), (8, 11, "TDV201")]
+    moved = NOISE.replace("        z = noise.repeat(", "        noise = noise.to(new_hidden.device)\n"
+                                                   "        z = noise.repeat(")
+    assert tdv201(moved) == []
+    plotted = NOISE.replace("        return torch.cat([new_hidden, z], dim=1)\n", "        return z.numpy()\n")
+    assert tdv201(plotted) == []
+    # SGAN's own shape: the noise on one arm of an `if`, zeros on the other
+    arms = NOISE.replace("        noise = get_noise((self.noise_dim,), \"gaussian\")\n",
+                         "        if self.training:\n            noise = get_noise((self.noise_dim,), \"gaussian\")\n"
+                         "        else:\n            noise = torch.zeros(self.noise_dim)\n")
+    assert tdv201(arms) == [(7, 15, "TDV201"), (8, 11, "TDV201"), (22, 20, "TDV201")]
+
+
+def test_a_module_named_a_collate_function_batches_on_the_cpu():
+    """so-vits-svc-fork (set 25's precision sample): `class TextAudioCollate(nn.Module)` is
+    the loader's `collate_fn`; its forward pads samples in the workers, on the CPU. Any other
+    module's forward is still device-sensitive."""
+    code = """\
+import torch
+import torch.nn as nn
+
+
+class TextAudioCollate(nn.Module):
+    def forward(self, batch):
+        lengths = torch.tensor([b["mel"].shape[1] for b in batch]).long()
+        order = torch.argsort(lengths, descending=True)
+        return torch.zeros(len(batch), 4) + order[:, None]
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("TextAudioCollate", "TextAudioEncoder")) == [(7, 18, "TDV201"), (9, 15, "TDV201")]
+
+
+def test_a_plain_class_in_a_datasets_folder_is_data_pipeline(tmp_path):
+    """ROMP (set 25's precision sample): `datasets/image_base_relative.py`'s dataset class
+    derives targets from CPU samples with `torch.ones(n, 3) * -2`; its base is a Dataset in
+    another file. Outside such a folder the helper computes on the caller's tensors."""
+    code = """\
+import torch
+from .image_base import Image_base
+
+
+class Image_base_relative(Image_base):
+    def _derive_world_cam(self, cam_mask, kp3ds):
+        world_trans = torch.ones(self.max_person, 3) * -2
+        return world_trans * cam_mask.unsqueeze(1)
+"""
+    from flake8_torchdevice.engine import Options, lint_source
+
+    def found(path):
+        return [(f.line, f.col, f.code) for f in lint_source(code, path, Options(enabled=ONLY))]
+    assert found(str(tmp_path / "lib" / "datasets" / "image_base_relative.py")) == []
+    assert found(str(tmp_path / "lib" / "models" / "image_base_relative.py")) == [(7, 22, "TDV201")]

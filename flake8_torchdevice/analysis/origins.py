@@ -105,6 +105,7 @@ _PIPELINE_CLASS_RE = re.compile(_DATA_PIPELINE_RE.pattern.replace("decode|", "de
 # Files of a data pipeline (`naflex_transforms.py`, `datasets/coco.py`, `collate.py`): their
 # plain functions work on the CPU by design.
 _DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
+_COLLATE_RE = re.compile(r"collat", re.I)
 # Classes named like a transform of a sample (detr's `Normalize`, `RandomCrop`, `ToTensor`).
 _TRANSFORM_CLASS_RE = re.compile(r"normali[sz]|resiz|crop|flip|rotat|jitter|compos|blur|^pad|eras|to_?tensor"
                                  r"|^random|transform|augment", re.I)
@@ -431,9 +432,10 @@ class TensorOrigins:
         elif info is not None and name in _AUTOGRAD_METHODS and self._is_autograd_function(info):
             sensitive, method_name = True, name  # a custom op's forward and backward compute on their inputs
         elif info is not None and name != "__init__" and not is_static_or_class_method(node):
-            if info.is_module and not self._takes_a_pil_image(node):
+            if info.is_module and not self._takes_a_pil_image(node) and not _COLLATE_RE.search(info.node.name.value):
                 # (a module whose forward takes a PIL image is a transform of the data pipeline:
-                # lightly's `RandomResizedCropAndFlip`)
+                # lightly's `RandomResizedCropAndFlip`; one named a collate function batches samples
+                # in the loader's workers: so-vits-svc's `TextAudioCollate(nn.Module)`)
                 sensitive, method_name = True, name
             elif _LOSS_CLASS_RE.search(info.node.name.value) and not _is_a_test_case(info.node):
                 sensitive = True
@@ -537,7 +539,9 @@ class TensorOrigins:
                           or self._hands_to_torch(node, inputs))  # (PyLaia's CTC decoder: `F.log_softmax(x)`)
                          and not self._in_a_pipeline(info)))))
             and not _PIPELINE_CLASS_RE.search(info.node.name.value)
-            and not _PIPELINE_CLASS_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases)))
+            and not _PIPELINE_CLASS_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases))
+            # (nor a class of a data pipeline's folder: ROMP's `datasets/image_base_relative.py`)
+            and not self._in_a_pipeline(info))
         # (a method named like a builder runs while its object is built; a plain function so
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
