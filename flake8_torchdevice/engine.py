@@ -241,6 +241,15 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
     # the callers of a helper that only guarded code may call: their guards decide
     helpers = _guardable_helpers(tree, triggers, text_of, test_file)
 
+    def statement_text(statement: ast.stmt) -> str:
+        return "".join(lines[statement.lineno - 1:statement.end_lineno])  # type: ignore[attr-defined]
+
+    # the callers of a module function that returns what a trigger made (`noise = get_noise(n)`):
+    # TDV201 judges the returned tensor where they use it
+    returning = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and triggers.match(text_of(node), node) and _returns_a_trigger(node, triggers, statement_text)]
+    callers = re.compile(r"\b(?:" + "|".join(map(re.escape, returning)) + r")\(") if returning else None
+
     def stub(node: ast.AST, first: int, last: int, methods: AbstractSet[str] = frozenset()) -> None:
         head = lines[first]
         indent = head[: len(head) - len(head.lstrip())]
@@ -256,9 +265,6 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         for index in range(first + 1, last):
             sparse[index] = None
 
-    def statement_text(statement: ast.stmt) -> str:
-        return "".join(lines[statement.lineno - 1:statement.end_lineno])  # type: ignore[attr-defined]
-
     def visit(body: Sequence[ast.stmt], in_class: bool = False, module_class: bool = False) -> None:
         nonlocal kept_any
         kept: List[ast.AST] = []
@@ -273,7 +279,8 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             if triggers.match(text_of(node), node) or id(node) in holding_whole \
-                    or (helpers is not None and helpers.search(text_of(node))):
+                    or (helpers is not None and helpers.search(text_of(node))) \
+                    or (callers is not None and callers.search(text_of(node))):
                 kept.append(node)
             else:
                 left.append(node)

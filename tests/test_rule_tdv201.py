@@ -3710,9 +3710,10 @@ def to_affine(image, matrix):
     return affine @ _spacing(image)
 """
     assert tdv201(code) == []
-    # a helper that computes on its argument gives the argument's tensor back
+    # a helper that computes on its argument gives the argument's tensor back, beside its own
+    # CPU `m`: both meet that tensor in the caller
     assert tdv201(code.replace("    return m, torch.eye(image.ndim + 1, dtype=torch.float64)\n",
-                               "    return m, torch.inverse(image)\n")) == [(12, 13, "TDV201")]
+                               "    return m, torch.inverse(image)\n")) == [(3, 8, "TDV201"), (12, 13, "TDV201")]
 
 
 # ---------------------------------------------------------------- a dict of inputs handed to a network

@@ -71,7 +71,7 @@ MOVED, NEUTRAL, BAD = "moved", "neutral", "bad"
 
 @dataclass
 class _ClassFrame:
-    node: cst.ClassDef
+    node: Optional[cst.ClassDef]  # None: the module's own functions, judged the same way
     findings: List[Tuple[str, cst.Call, str, Optional[Fix]]] = field(default_factory=list)
     methods: Set[str] = field(default_factory=set)  # the methods the class defines
     # A CPU tensor a helper method returns (`_prepare_input` returning `node_mask` made by
@@ -490,8 +490,12 @@ class FactoryWithoutDevice(Rule):
         # factory -> the other CPU factories whose tensors its own was combined with into one
         # name (`y = y_ + torch.eye(k)`): reported with it, where that name meets the device
         self._companions: Dict[int, List[cst.Call]] = {}
-        # id of a function's node -> name -> (helper method of its class, position in its result)
-        self._helper_results: Dict[int, Dict[str, Tuple[str, Optional[int]]]] = {}
+        # id of a function's node -> name -> (helper method of its class or function of the module,
+        # position in its result, the frame that judges it)
+        self._helper_results: Dict[int, Dict[str, Tuple[str, Optional[int], _ClassFrame, tuple]]] = {}
+        # What the module's functions return: `noise = get_noise(shape)` in forward meets the device
+        self._module_functions = _ClassFrame(None)
+        self._passed_on: Set[str] = set()  # names the statement being left binds to such a result
         self._returned_at: Optional[Tuple[str, Optional[int]]] = None  # set by `_fate`, read by `_follow`
         self._bundled = False  # ... returned beside a tensor computed from the inputs
         self._reported: Set[int] = set()  # ids of the factories reported
@@ -527,6 +531,25 @@ class FactoryWithoutDevice(Rule):
 
     # ------------------------------------------------------------ frames
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module_functions.methods = {statement.name.value for statement in node.body
+                                          if isinstance(statement, cst.FunctionDef)}
+
+    def leave_Module(self, node: cst.Module) -> None:
+        # a new CPU tensor a function of the module returns (`def get_noise(shape): return
+        # torch.randn(*shape)`), where a caller in the file combines it with a device tensor
+        frame = self._module_functions
+        for key, made in frame.returned.items():
+            if (key in frame.met or (key[0], None) in frame.met) and key not in frame.moved:
+                self._report_returned(made)
+
+    def _report_returned(self, made: List[Tuple[cst.Call, str, Optional[Fix]]]) -> None:
+        """Report what a function returned, now that a caller combined it with a device tensor."""
+        for call, message, fix in made:
+            if id(call) not in self._reported:
+                self._reported.add(id(call))
+                self.report(call, message, fix=fix)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         methods = {statement.name.value for statement in node.body.body if isinstance(statement, cst.FunctionDef)}
         self._classes.append(_ClassFrame(node, methods=methods))
@@ -550,8 +573,7 @@ class FactoryWithoutDevice(Rule):
             used = key in frame.met or (key[0], None) in frame.met \
                 or (key in frame.bundled and key[0] not in called_here)
             if used and key not in frame.moved and key[0] not in init_time:
-                for call, message, fix in made:
-                    self.report(call, message, fix=fix)
+                self._report_returned(made)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for call, message, fix in self._deferred.pop(id(node), ()):
@@ -588,16 +610,25 @@ class FactoryWithoutDevice(Rule):
         helper = node.value.func.attr.value if isinstance(node.value, cst.Call) \
             and self_attribute_key(node.value.func) is not None and self._classes and self._frame.sensitive \
             and node.value.func.attr.value in self._classes[-1].methods else None  # not `self.lin(x)`
+        judge = self._classes[-1] if helper is not None else None
+        if helper is None and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name) \
+                and node.value.func.value in self._module_functions.methods \
+                and self.ctx.resolve(node.value.func) is None:
+            helper, judge = node.value.func.value, self._module_functions  # `noise = get_noise(shape)`
         for target in node.targets:
             elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else None
             for position, element in enumerate(elements if elements is not None else [target.target]):
                 name = element.value if elements is not None else element
                 if not isinstance(name, cst.Name):
                     continue
-                if helper is not None:
-                    results[name.value] = (helper, position if elements is not None else None)
-                else:
-                    results.pop(name.value, None)
+                if helper is not None and judge is not None:
+                    results[name.value] = (helper, position if elements is not None else None, judge, self.ctx.arms())
+                elif name.value not in self._passed_on:  # (`z = noise.repeat(n, 1)`: set by `visit_Name`)
+                    # (`if a: noise = get_noise(n)` / `else: noise = torch.zeros(n)`: either may be read after)
+                    prior = results.get(name.value)
+                    if prior is None or not exclusive_arms(prior[3], self.ctx.arms()):
+                        results.pop(name.value, None)
+        self._passed_on.clear()
 
     @property
     def _frame(self) -> FunctionOrigins:
@@ -715,13 +746,18 @@ class FactoryWithoutDevice(Rule):
         if self._loops and self._is_load(node):
             self._read_in_the_next_turn(node)
         result = self._helper_results.get(id(self._frame.node), {}).get(node.value)
-        if result is not None and self._classes and self._is_load(node):
+        if result is not None and self._is_load(node):
             self._factory = None
-            fate, _ = self._fate(node, None)
+            fate, assigned = self._fate(node, None)
+            helper, position, judge, _ = result
             if fate == BAD:
-                self._classes[-1].met.add(result)
+                judge.met.add((helper, position))
             elif fate == MOVED:
-                self._classes[-1].moved.add(result)
+                judge.moved.add((helper, position))
+            elif assigned is not None:  # `z = noise.repeat(n, 1)`: z holds it now
+                results = self._helper_results.setdefault(id(self._frame.node), {})
+                results.update((name, result) for name in assigned[0])
+                self._passed_on.update(assigned[0])
         pending = self._pending(node.value)
         if pending is None or not self._is_load(node):
             return
@@ -1179,7 +1215,16 @@ class FactoryWithoutDevice(Rule):
                     # `if mask is None: mask = torch.ones(n)` ... `return x, mask`: the default of a
                     # tensor the caller may give comes back on the CPU beside the caller's tensors
                     return BAD, None
-                return (BAD if (sensitive and self._frame.returns_to_caller) or told else NEUTRAL), None
+                if (sensitive and self._frame.returns_to_caller) or told:
+                    return BAD, None
+                function = self.ctx.current_function
+                if not self._classes and len(self.ctx.functions) == 1 and function is not None \
+                        and function.name.value in self._module_functions.methods \
+                        and (position is None or isinstance(child, cst.Tuple)):
+                    # a function of the module hands back a new CPU tensor: judged where the
+                    # file's callers use it (`noise = get_noise(shape)`, then `torch.cat([h, noise])`)
+                    self._returned_at = (function.name.value, position)
+                return NEUTRAL, None
             return NEUTRAL, None
 
     def _returns_on_an_inputs_device_elsewhere(self, here: cst.Return) -> bool:
@@ -1625,7 +1670,8 @@ class FactoryWithoutDevice(Rule):
                 returned_at: Optional[Tuple[str, Optional[int]]] = None) -> None:
         if id(call) in self._reported:
             return  # (`a, b = torch.ones(n), torch.zeros(n)`: b meets what a meets, and its own partner)
-        self._reported.add(id(call))
+        if returned_at is None:  # (one judged where its function's result is used may still meet the device here)
+            self._reported.add(id(call))
         name = dotted_name(call.func) or "torch.factory"
         factory = self._factory_name(call) or ""
         if id(call) in self._defaults:
@@ -1635,6 +1681,10 @@ class FactoryWithoutDevice(Rule):
         else:
             found = self._device_for_fix(call, partner)
             remedy = self._remedy(factory, call, partner, found)
+            if returned_at is not None and not self._classes and found is None:
+                # (`get_noise(shape)` of the module, whose caller combines it with a device tensor)
+                remedy = f"give {returned_at[0]}() a device parameter and pass device=device (a caller " \
+                         f"combines what it returns with a tensor on a device)"
         message = self.message.format(call=name, remedy=remedy)
         fix = None
         if found and id(call) not in self._cached_once:
@@ -1648,7 +1698,8 @@ class FactoryWithoutDevice(Rule):
         if project is not None and project.default_device_set_in_project():
             return  # another file of the project makes every factory's tensor on its device
         if returned_at is not None:  # reported if the class's methods combine it with a device tensor
-            self._classes[-1].returned.setdefault(returned_at, []).append((call, message, fix))
+            judge = self._classes[-1] if self._classes else self._module_functions
+            judge.returned.setdefault(returned_at, []).append((call, message, fix))
         elif frame.method_name is not None and self._classes and not frame.told_device:
             self._classes[-1].findings.append((frame.method_name, call, message, fix))
         elif not frame.any_mix_is_a_bug and isinstance(frame.node, cst.FunctionDef):
