@@ -340,3 +340,35 @@ def lint_source_codes(code: str, filename: str):
     fast = [f.code for f in lint_source(code, filename, options)]
     assert fast == [f.code for f in lint_source(code, filename, options, fast=False)]
     return fast
+
+
+MODULE_SKIP = """\
+import pytest
+import torch
+
+
+def _is_sm_10x():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10
+
+
+if not (torch.cuda.is_available() and _is_sm_10x()):
+    pytest.skip("needs an SM 10.x GPU", allow_module_level=True)
+
+
+def test_kernel():
+    x = torch.zeros(3, device="cuda")
+    return x
+"""
+
+
+def test_a_module_level_skip_guards_the_whole_test_module():
+    """torchao's kernel tests (set 25's precision sample) skip their module without CUDA
+    after defining a helper: like `pytestmark`, the skip reaches every test."""
+    assert findings(MODULE_SKIP) == []
+    one_line = MODULE_SKIP.replace('if not (torch.cuda.is_available() and _is_sm_10x()):\n    pytest.skip(',
+                                   'if not torch.cuda.is_available(): pytest.skip(')
+    assert findings(one_line) == []
+    # an early exit that ends the import some other way reaches no function defined before or after
+    returned = MODULE_SKIP.replace('    pytest.skip("needs an SM 10.x GPU", allow_module_level=True)\n',
+                                   '    raise SystemExit(0)\n')
+    assert findings(returned) == [(14, 30, "TDV102")]

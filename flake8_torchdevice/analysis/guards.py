@@ -402,6 +402,22 @@ class GuardModel:
         as is one whose path says so (`is_cuda_only_path`): see `Analyzer.guarded`."""
         return self.is_early_exit_guard(statement)
 
+    def skips_the_module(self, statement: cst.CSTNode) -> bool:
+        """`if not torch.cuda.is_available(): pytest.skip(..., allow_module_level=True)` (or
+        `raise unittest.SkipTest(...)`): an early exit that skips a whole test module."""
+        if not (isinstance(statement, cst.If) and self.is_early_exit_guard(statement)):
+            return False
+        for line in block_statements(statement.body):
+            for small in (line.body if isinstance(line, cst.SimpleStatementLine) else (line,)):
+                value = small.value if isinstance(small, cst.Expr) else small.exc if isinstance(small, cst.Raise) else None
+                if isinstance(value, cst.Call) and (
+                        (last_identifier(value.func) == "skip" and any(
+                            arg.keyword is not None and arg.keyword.value == "allow_module_level"
+                            and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in value.args))
+                        or last_identifier(value.func) == "SkipTest"):
+                    return True
+        return False
+
     def is_module_mark_guard(self, statement: cst.CSTNode) -> bool:
         """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: every
         test of the module needs CUDA."""

@@ -643,7 +643,13 @@ class Analyzer(cst.CSTVisitor):
             self.scope.kept = self._kept_names.pop()
         elif kind in ("If", "SimpleStatementLine") and self._blocks:
             # Guards that hold for the rest of the block: an early exit, an assert, pytestmark.
-            if id(original_node) not in self._elif_ids and self.guards.is_early_exit_guard(original_node):
+            if id(original_node) not in self._elif_ids and len(self._blocks) == 1 \
+                    and self.guards.skips_the_module(original_node):
+                # `if not torch.cuda.is_available(): pytest.skip(..., allow_module_level=True)`,
+                # wherever it stands: the module's tests need CUDA, as under `pytestmark`
+                self._blocks[-1].mark_guards += 1
+                self.guard_depth += 1
+            elif id(original_node) not in self._elif_ids and self.guards.is_early_exit_guard(original_node):
                 self._blocks[-1].exit_guards += 1
                 self._exit_guards += 1
                 self.guard_depth += 1

@@ -123,7 +123,9 @@ class CudaCall(Rule):
       `pytest.mark.skipif(...)`, or a decorator whose name says CUDA or GPU
       (`@requires_cuda`, `@gpu_only`); tests whose own name says so
       (`class TestGPUKernels`, `def test_cuda_graphs`), and a class's own
-      `def cuda(self)`; a test module after such a `pytestmark = ...`. A helper whose
+      `def cuda(self)`; a test module after such a `pytestmark = ...` or after
+      `if not torch.cuda.is_available(): pytest.skip(..., allow_module_level=True)`
+      (wherever it stands among the module's functions). A helper whose
       name says CUDA (`def to_cuda(x)`, `class CUDACallback`) is no guard: it is called
       from code that may run anywhere, and the `.cuda()` inside it is what fails.
       A `skipIf(*gpu_unavailable)` reads its (condition, reason) pair by its name;
