@@ -372,3 +372,12 @@ def test_a_module_level_skip_guards_the_whole_test_module():
     returned = MODULE_SKIP.replace('    pytest.skip("needs an SM 10.x GPU", allow_module_level=True)\n',
                                    '    raise SystemExit(0)\n')
     assert findings(returned) == [(14, 30, "TDV102")]
+
+
+def test_an_else_arm_that_exits_guards_the_rest_of_the_function():
+    # mmrazor's latency counter: CUDA or NotImplementedError, then torch.cuda.synchronize()
+    code = ("import torch\ndef measure(model):\n    if next(model.parameters()).is_cuda:\n        device = 'cuda'\n"
+            "    else:\n        raise NotImplementedError('cpu')\n    torch.cuda.synchronize()\n    return device\n")
+    assert lint(code, enabled=frozenset({"TDV103"})) == []
+    kept = code.replace("        raise NotImplementedError('cpu')\n", "        device = 'cpu'\n")
+    assert lint(kept, enabled=frozenset({"TDV103"})) == [(7, 4, "TDV103")]

@@ -376,8 +376,12 @@ class GuardModel:
         return is_test and self._flag_polarity(node) > 0
 
     def is_early_exit_guard(self, statement: cst.CSTNode) -> bool:
-        """`if not torch.cuda.is_available(): return` and `assert torch.cuda.is_available()`."""
+        """`if not torch.cuda.is_available(): return` and `assert torch.cuda.is_available()`;
+        also `if x.is_cuda: device = "cuda"` / `else: raise NotImplementedError(...)`."""
         if isinstance(statement, cst.If):
+            if isinstance(statement.orelse, cst.Else):
+                return self.cuda_polarity(statement.test) > 0 \
+                    and any(is_exit_statement(s) for s in block_statements(statement.orelse.body))
             return (
                 statement.orelse is None
                 and self.cuda_polarity(statement.test) < 0

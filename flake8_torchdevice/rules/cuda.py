@@ -113,7 +113,8 @@ class CudaCall(Rule):
     - the `else` arm of the negated tests (`if not torch.cuda.is_available(): ... else: ...`,
       `if device_type != DeviceType.CUDA: ... else: ...`);
     - the code after `if not torch.cuda.is_available():` that ends in `return`,
-      `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, and the code
+      `raise`, `continue`, `break`, `sys.exit()` or `pytest.skip()`, the code after
+      `if x.is_cuda: ... else: raise ...` (a CUDA test whose `else` exits), and the code
       after `assert torch.cuda.is_available()`;
     - loops and comprehensions over `range(torch.cuda.device_count())`, and
       comprehensions filtered by such a test (`[x.cuda() for x in xs if use_cuda]`);
