@@ -4165,3 +4165,23 @@ class Image_base_relative(Image_base):
         return [(f.line, f.col, f.code) for f in lint_source(code, path, Options(enabled=ONLY))]
     assert found(str(tmp_path / "lib" / "datasets" / "image_base_relative.py")) == []
     assert found(str(tmp_path / "lib" / "models" / "image_base_relative.py")) == [(7, 22, "TDV201")]
+
+
+@pytest.mark.parametrize("helper, use", [
+    # diffusers' `get_1d_rotary_pos_embed(dim, pos)`: a factory only for an int argument
+    ("def grid(pos):\n    if isinstance(pos, int):\n        pos = torch.arange(pos)\n    return pos * 2\n",
+     "        return x + grid(x.shape[0])\n"),
+])
+def test_module_function_results_not_reported(helper, use):
+    code = ("import torch\nimport torch.nn as nn\n\n" + helper + "\n\nclass M(nn.Module):\n"
+            "    def forward(self, x):\n" + use)
+    assert tdv201(code) == []
+
+
+def test_a_module_function_result_a_host_bound_helper_meets_is_not_reported():
+    # MONAI's ITK bridge: the helper that combines the matrix with its argument hands the
+    # result to the host, CPU work on purpose
+    code = ("import torch\n\n\ndef offset_matrix(n):\n    return torch.eye(n + 1)\n\n\n"
+            "def to_itk(affine: torch.Tensor):\n    m = offset_matrix(3)\n    out = m @ affine\n    return out.numpy()\n")
+    assert tdv201(code) == []
+    assert tdv201(code.replace("    return out.numpy()\n", "    return out\n")) == [(5, 11, "TDV201")]

@@ -182,6 +182,11 @@ def _runs_a_network(function: cst.FunctionDef, info: Any) -> bool:
     return False
 
 
+def is_data_pipeline_name(name: str) -> bool:
+    """A function named for data-pipeline work (`collate`, `load_...`, `preprocess`, `plot_...`)."""
+    return _DATA_PIPELINE_RE.search(name) is not None
+
+
 def is_data_pipeline_path(filename: Optional[str]) -> bool:
     """A file whose name says it belongs to a data pipeline (not a folder: `data/` also holds models)."""
     if not filename:

@@ -24,8 +24,8 @@ from ..analysis import (
 from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
                                 follows_own_device, remakes_state)
 from ..analysis.devices import is_device_move, moves_to_cpu
-from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, FunctionOrigins, is_tensor_op,
-                                tensor_expression_root)
+from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, FunctionOrigins, is_data_pipeline_name,
+                                is_tensor_op, tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, descendants,
                                exclusive_arms, first_argument, flag_test, function_statements,
@@ -84,6 +84,9 @@ class _ClassFrame:
     # (method, position) -> where the class's methods combine that result with a device tensor, or move it
     met: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
     moved: Set[Tuple[str, Optional[int]]] = field(default_factory=set)
+    # (method, the module's functions, function result) met in a method: counted unless the
+    # method only runs while the object is built
+    met_outside: List[Tuple[str, "_ClassFrame", Tuple[str, Optional[int]]]] = field(default_factory=list)
     # A class that is no module (a trainer, an agent): the CPU tensors its `__init__` leaves
     # on `self` ("self.mask" -> the factory), and those a later method combines with a device
     # tensor before setting them again (-> the device tensor), judged when the class ends
@@ -496,6 +499,8 @@ class FactoryWithoutDevice(Rule):
         # What the module's functions return: `noise = get_noise(shape)` in forward meets the device
         self._module_functions = _ClassFrame(None)
         self._passed_on: Set[str] = set()  # names the statement being left binds to such a result
+        # id of a helper function's node -> the results it met the device with, kept unless it works on the host
+        self._deferred_met: Dict[int, List[Tuple[_ClassFrame, Tuple[str, Optional[int]]]]] = {}
         self._returned_at: Optional[Tuple[str, Optional[int]]] = None  # set by `_fate`, read by `_follow`
         self._bundled = False  # ... returned beside a tensor computed from the inputs
         self._reported: Set[int] = set()  # ids of the factories reported
@@ -566,6 +571,9 @@ class FactoryWithoutDevice(Rule):
             # Methods that __init__ uses run before the module is moved: CPU is right there.
             if method_name not in init_time:
                 self.report(call, message, fix=fix)
+        for method_name, judge, result in frame.met_outside:
+            if method_name not in init_time:
+                judge.met.add(result)
         # (a method the class never calls itself is called from outside: a bundle is wrong there)
         called_here = set().union(*info.references.values()) if info is not None else set()
         for key, made in frame.returned.items():
@@ -579,6 +587,9 @@ class FactoryWithoutDevice(Rule):
         for call, message, fix in self._deferred.pop(id(node), ()):
             if id(node) not in self._host_bound:
                 self.report(call, message, fix=fix)
+        for judge, key in self._deferred_met.pop(id(node), ()):
+            if id(node) not in self._host_bound:
+                judge.met.add(key)
         info = self.ctx.current_class
         # (the walk has left the function's body: a method is now in no function)
         if node.name.value == "__init__" and self._classes and info is not None and not info.is_module \
@@ -750,7 +761,15 @@ class FactoryWithoutDevice(Rule):
             self._factory = None
             fate, assigned = self._fate(node, None)
             helper, position, judge, _ = result
-            if fate == BAD:
+            frame = self._frame
+            if fate == BAD and frame.copies_input_to_host and not frame.any_mix_is_a_bug:
+                pass  # CPU work on purpose, as for a factory of its own
+            elif fate == BAD and not frame.any_mix_is_a_bug and isinstance(frame.node, cst.FunctionDef):
+                # (as a factory of its own: a helper that takes its results to the host works there on purpose)
+                self._deferred_met.setdefault(id(frame.node), []).append((judge, (helper, position)))
+            elif fate == BAD and judge is self._module_functions and frame.method_name and self._classes:
+                self._classes[-1].met_outside.append((frame.method_name, judge, (helper, position)))
+            elif fate == BAD:
                 judge.met.add((helper, position))
             elif fate == MOVED:
                 judge.moved.add((helper, position))
@@ -1218,14 +1237,30 @@ class FactoryWithoutDevice(Rule):
                 if (sensitive and self._frame.returns_to_caller) or told:
                     return BAD, None
                 function = self.ctx.current_function
-                if not self._classes and len(self.ctx.functions) == 1 and function is not None \
+                if isinstance(parent, cst.Return) and not self._classes and len(self.ctx.functions) == 1 \
+                        and function is not None \
                         and function.name.value in self._module_functions.methods \
+                        and not self._rebinds_a_parameter(self._factory) and not self.ctx.data_pipeline_module \
+                        and not is_data_pipeline_name(function.name.value) \
                         and (position is None or isinstance(child, cst.Tuple)):
-                    # a function of the module hands back a new CPU tensor: judged where the
-                    # file's callers use it (`noise = get_noise(shape)`, then `torch.cat([h, noise])`)
+                    # a function of the module returns a new CPU tensor: judged where the file's
+                    # callers use it (`noise = get_noise(shape)`, then `torch.cat([h, noise])`); not
+                    # one bound to a parameter, which other calls give on their device (`if
+                    # isinstance(pos, int): pos = torch.arange(pos)`), a data pipeline's, or a yield
                     self._returned_at = (function.name.value, position)
                 return NEUTRAL, None
             return NEUTRAL, None
+
+    def _rebinds_a_parameter(self, factory: Optional[cst.Call]) -> bool:
+        """Is `factory`'s tensor bound to a parameter of its function (`if isinstance(pos, int):
+        pos = torch.arange(pos)`), which on other calls holds the caller's tensor?"""
+        if factory is None:
+            return False
+        statement = next((node for node in reversed(self._stacks.get(id(factory), ())) if isinstance(node, cst.Assign)),
+                         None)
+        return statement is not None and any(isinstance(target.target, cst.Name)
+                                             and target.target.value in self._frame.params
+                                             for target in statement.targets)
 
     def _returns_on_an_inputs_device_elsewhere(self, here: cst.Return) -> bool:
         """Does the function, in another `return`, hand back a tensor it made on the device of
