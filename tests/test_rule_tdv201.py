@@ -4185,3 +4185,29 @@ def test_a_module_function_result_a_host_bound_helper_meets_is_not_reported():
             "def to_itk(affine: torch.Tensor):\n    m = offset_matrix(3)\n    out = m @ affine\n    return out.numpy()\n")
     assert tdv201(code) == []
     assert tdv201(code.replace("    return out.numpy()\n", "    return out\n")) == [(5, 11, "TDV201")]
+
+
+WINDOWS = """\
+import torch
+import torch.nn as nn
+
+
+class Spec(nn.Module):
+    def __init__(self, n_fft):
+        super().__init__()
+        self.n_fft = n_fft
+        self.register_buffer("window", torch.hann_window(n_fft))
+
+    def forward(self, x):
+        a = torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+        b = torch.stft(x, self.n_fft, window=torch.hann_window(self.n_fft), return_complex=True)
+        c = torch.stft(x, self.n_fft, window=torch.hamming_window(self.n_fft, device=x.device), return_complex=True)
+        return a, b, c
+"""
+
+
+def test_a_signal_window_is_a_factory():
+    """torch-audiomentations (held-out set 25): a crossfade with `torch.hann_window(n)` made
+    on the CPU multiplies GPU samples; `torch.stft(x, n, window=torch.hann_window(n))` is the
+    common shape. A registered window, or one given `device=`, is not reported."""
+    assert tdv201(WINDOWS) == [(13, 45, "TDV201")]

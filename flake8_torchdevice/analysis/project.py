@@ -49,7 +49,9 @@ NOT_TENSOR_PREFIXES = ("is_", "get_", "set_", "manual_", "use_", "are_", "_")
 
 # torch.<name>(...) that make a new tensor from sizes or data.
 FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
-             "linspace", "logspace", "eye", "tensor", "as_tensor")
+             "linspace", "logspace", "eye", "tensor", "as_tensor",
+             # the signal windows of `torch.stft(x, n, window=torch.hann_window(n))`
+             "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
 # Methods only tensors have (not modules, arrays, lists, dicts or batch objects): a name
 # used with one holds a tensor. Each but the queries of NOT_TENSOR_METHODS returns a tensor.
 TENSOR_ONLY_METHODS = frozenset({

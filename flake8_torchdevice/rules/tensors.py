@@ -99,7 +99,9 @@ class FactoryWithoutDevice(Rule):
 
     ## What it does
     Reports `torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`, `randint`,
-    `randperm`, `arange`, `linspace`, `logspace`, `eye`, `tensor` and `as_tensor`
+    `randperm`, `arange`, `linspace`, `logspace`, `eye`, `tensor` and `as_tensor`, and the
+    signal windows (`torch.hann_window(n)` handed to `torch.stft`, `hamming_window`,
+    `blackman_window`, `bartlett_window`, `kaiser_window`)
     called without `device=`, and the legacy constructors (`torch.Tensor([1e-6])`,
     `torch.FloatTensor(n, 1)`, `torch.LongTensor(...)`), which make CPU tensors too,
     when the CPU tensor they make meets tensors that live on the model's device:
@@ -455,7 +457,7 @@ class FactoryWithoutDevice(Rule):
     triggers = (rf"(?=[{''.join(sorted({name[0] for name in FACTORIES + tuple(LEGACY_TENSOR_TYPES)}))}])\b"
                 rf"(?:(?:{'|'.join(FACTORIES)})\b|(?:{'|'.join(sorted(LEGACY_TENSOR_TYPES))})\()")
     trigger_words = ("zeros", "ones", "empty", "full", "rand", "arange", "linspace", "logspace", "eye", "tensor",
-                     "Tensor(")
+                     "_window", "Tensor(")
     call_trigger = CallTrigger(frozenset(FACTORIES) | LEGACY_TENSOR_TYPES, frozenset({"device", None}))
     uses_origins = True
 
