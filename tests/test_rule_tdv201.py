@@ -4165,6 +4165,10 @@ class Image_base_relative(Image_base):
         return [(f.line, f.col, f.code) for f in lint_source(code, path, Options(enabled=ONLY))]
     assert found(str(tmp_path / "lib" / "datasets" / "image_base_relative.py")) == []
     assert found(str(tmp_path / "lib" / "models" / "image_base_relative.py")) == [(7, 22, "TDV201")]
+    # (a class merely named like a transform is no data pipeline: improving-fs-ssl's
+    # `BatchRotation.rotate(x)` makes rotation labels for the GPU batch, set 20)
+    code = code.replace("Image_base_relative", "BatchRotation")
+    assert found(str(tmp_path / "lib" / "task" / "rotation.py")) == [(7, 22, "TDV201")]
 
 
 @pytest.mark.parametrize("helper, use", [
