@@ -219,7 +219,8 @@ class _Sparse:
 
 
 def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _FunctionTriggers,
-                              pattern: _Triggers, test_file: bool = False) -> Optional[_Sparse]:
+                              pattern: _Triggers, test_file: bool = False,
+                              guard_words: "re.Pattern[str]" = re.compile(r"(?!)")) -> Optional[_Sparse]:
     """The source with trigger-free functions stubbed out; None when nothing is left.
 
     A stub keeps the function's name bound (`def f(): pass` on its first line), so
@@ -238,8 +239,17 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
 
     whole = _whole_classes(tree, triggers, text_of)
     holding_whole = _functions_holding(tree, whole) if whole else set()
-    # the callers of a helper that only guarded code may call: their guards decide
-    helpers = _guardable_helpers(tree, triggers, text_of, test_file)
+    # the callers of a helper that only guarded code may call: their guards decide. A caller
+    # whose text (with its class's decorators) names no guard cannot guard its call: its stub
+    # keeps the names it uses, an unguarded use in both parses
+    helpers, helper_names = _guardable_helpers(tree, triggers, text_of, test_file)
+    marks_the_module = helpers is not None and _MODULE_MARK_RE.search("".join(lines)) is not None
+
+    def guards_a_helper(node: ast.AST, header: str) -> bool:
+        return helpers is not None and (node.name in helper_names or (  # type: ignore[attr-defined]
+            helpers.search(text_of(node)) is not None and (
+                marks_the_module or guard_words.search(text_of(node)) is not None
+                or guard_words.search(header) is not None)))
 
     def statement_text(statement: ast.stmt) -> str:
         return "".join(lines[statement.lineno - 1:statement.end_lineno])  # type: ignore[attr-defined]
@@ -260,12 +270,14 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
         # (`self.__dict__` where the method reads the object's state: TDV201 asks whether a
         # helper handed a CPU tensor computes with the object's tensors)
         refs = [f"self.{name}" for name in used] + (["self.__dict__"] if read - methods else [])
+        if helpers is not None:
+            refs += sorted(set(helpers.findall(text_of(node))))  # (see `guards_a_helper`)
         body = ", ".join(refs) if refs else "pass"
         sparse[first] = f"{indent}def {node.name}({'self' if refs else ''}): {body}{_line_ending(head)}"
         for index in range(first + 1, last):
             sparse[index] = None
 
-    def visit(body: Sequence[ast.stmt], in_class: bool = False, module_class: bool = False) -> None:
+    def visit(body: Sequence[ast.stmt], in_class: bool = False, module_class: bool = False, header: str = "") -> None:
         nonlocal kept_any
         kept: List[ast.AST] = []
         left: List[ast.AST] = []
@@ -274,12 +286,13 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
                 if id(node) in whole:
                     kept_any = True  # a rule judges this class whole: nothing in it is stubbed
                 else:
-                    visit(node.body, in_class=True, module_class=_surely_a_module(node))
+                    visit(node.body, in_class=True, module_class=_surely_a_module(node),
+                          header="".join(lines[_first_line(node):node.lineno]))
                 continue
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             if triggers.match(text_of(node), node) or id(node) in holding_whole \
-                    or (helpers is not None and helpers.search(text_of(node))) \
+                    or guards_a_helper(node, header) \
                     or (callers is not None and callers.search(text_of(node))):
                 kept.append(node)
             else:
@@ -335,21 +348,39 @@ def _stub_unmatched_functions(lines: List[str], tree: ast.Module, triggers: _Fun
 
 
 def _guardable_helpers(tree: ast.Module, triggers: _FunctionTriggers, text_of: Callable[[ast.AST], str],
-                       test_file: bool) -> Optional["re.Pattern[str]"]:
+                       test_file: bool) -> Tuple[Optional["re.Pattern[str]"], Set[str]]:
     """The names of the module's helpers (`analysis/helpers.py`) that hold what a guard
-    silences, or call such a helper, as one pattern; None when there are none."""
+    silences, or call such a helper: as one pattern (None when there are none), and as a set."""
     if triggers.guardable is None:
-        return None
+        return None, set()
     definitions = [node for top in tree.body for node in (top, *(top.body if isinstance(top, ast.ClassDef) else ()))
                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_candidate(node.name, test_file)]
-    names = {node.name for node in definitions if triggers.guardable.search(text_of(node))}
+    # (kept for a rule's trigger: a function the fast path stubs holds no finding to silence)
+    names = {node.name for node in definitions
+             if triggers.guardable.search(text_of(node)) and triggers.match(text_of(node), node)}
     while names:
         calls = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
         more = {node.name for node in definitions if node.name not in names and calls.search(text_of(node))}
         if not more:
-            return calls
+            return calls, names
         names |= more
-    return None
+    return None, set()
+
+
+# What any CUDA guard's text holds (`analysis/guards.py`): a test of CUDA or of a device, a flag
+# named for CUDA or a GPU, a skip decorator; and module-wide marks that reach into every function.
+_GUARD_WORDS = r"cuda|gpu|device|accel|skip|cpu"
+_MODULE_MARK_RE = re.compile(r"pytestmark|allow_module_level|SkipTest")
+_GUARD_WORDS_BY_NAMES: Dict[Tuple[str, ...], "re.Pattern[str]"] = {}
+
+
+def _guard_words(guard_names: Tuple[str, ...]) -> "re.Pattern[str]":
+    """`_GUARD_WORDS` and the user's own guard names (`--torchdevice-guard-names`)."""
+    pattern = _GUARD_WORDS_BY_NAMES.get(guard_names)
+    if pattern is None:
+        pattern = _GUARD_WORDS_BY_NAMES[guard_names] = re.compile(
+            "|".join([_GUARD_WORDS, *map(re.escape, guard_names)]), re.I)
+    return pattern
 
 
 def _tensor_makers(tree: ast.Module, project: ProjectIndex) -> Callable[[str], bool]:
@@ -551,7 +582,7 @@ def _lint_parsed(source: str, filename: str, options: Options, rules: Sequence[t
         pattern = pattern.within(found)
         triggers = _FunctionTriggers(rules, aliases, found, _tensor_makers(tree, project), source)
         sparse = _stub_unmatched_functions(io.StringIO(source, newline="").readlines(), tree, triggers, pattern,
-                                           is_test_file(filename))
+                                           is_test_file(filename), _guard_words(options.guard_names))
         if sparse is None:
             return []
     text = source if sparse is None else sparse.text
