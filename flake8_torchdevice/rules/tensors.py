@@ -2655,10 +2655,7 @@ def _ast_stores_a_call_of(method: ast.AST, makes_tensor: Callable[[str], bool]) 
 
 def _exclusive(one: AttributeAssignment, other: AttributeAssignment) -> bool:
     """Are two assignments in arms of one `if` of the same method that never both run?"""
-    if one.method != other.method:
-        return False
-    arms = dict(other.arms)
-    return any(test in arms and arms[test] != arm for test, arm in one.arms)
+    return one.method == other.method and exclusive_arms(one.arms, other.arms)
 
 
 def _names_a_function(name: str) -> bool:
