@@ -4215,3 +4215,97 @@ def test_a_signal_window_is_a_factory():
     on the CPU multiplies GPU samples; `torch.stft(x, n, window=torch.hann_window(n))` is the
     common shape. A registered window, or one given `device=`, is not reported."""
     assert tdv201(WINDOWS) == [(13, 45, "TDV201")]
+
+
+MIRROR_POINTS = """import torch
+def handle_sum_greater_1(d, bary_coords):
+    sum_bigger_one = bary_coords.sum(axis=2) >= 1
+    index = torch.where(sum_bigger_one)
+    bary_coords[index] = torch.subtract(torch.tensor([[1.0, 1.0]]), bary_coords[index])
+    return bary_coords
+"""
+
+
+def test_what_torch_takes_only_as_a_tensor_is_one():
+    # torchphysics' triangle sampler: `torch.where(s)` raises for anything but a tensor, so `s`
+    # is one, and so is `bary_coords`, which `s` was computed from
+    assert tdv201(MIRROR_POINTS) == [(5, 40, "TDV201")]
+    # ... directly: `torch.where(x > 0)`, `torch.exp(-x)`, `torch.logical_not(x[:, 0])`
+    for use in ("torch.where(bary_coords > 0)", "torch.exp(-bary_coords)", "torch.logical_not(bary_coords[:, 0])",
+                "torch.nonzero(bary_coords.float())"):
+        code = MIRROR_POINTS.replace("torch.where(sum_bigger_one)", use)
+        assert tdv201(code) == [(5, 40, "TDV201")], use
+    # no evidence: ops that take a number first, an item of what may be a list of tensors,
+    # NumPy's own functions, and a name rebound to something else before it was used
+    for use in ("torch.add(sum_bigger_one, 1)", "torch.where(bary_coords[0])", "np.where(sum_bigger_one)"):
+        code = MIRROR_POINTS.replace("torch.where(sum_bigger_one)", use)
+        code = code.replace("import torch\n", "import numpy as np\nimport torch\n")
+        assert tdv201(code) == [], use
+    rebound = MIRROR_POINTS.replace("    index = ", "    sum_bigger_one = d.mask\n    index = ")
+    assert tdv201(rebound) == []
+    augmented = MIRROR_POINTS.replace("    index = ", "    sum_bigger_one += d.mask\n    index = ")
+    assert tdv201(augmented) == []
+
+
+MODEL_INPUTS = """import torch
+import torch.nn as nn
+def summary(model):
+    dummy = torch.randn(1, 3, 224, 224)
+    return model(dummy).sum()
+def candidate_layer(mod, shape=(3, 224, 224)):
+    names = list(mod.named_modules())
+    mod(torch.zeros((1, *shape)))
+    return names
+class Hook:
+    def __init__(self, model, size):
+        self._model = model
+        self._model.eval()
+        self._model(torch.rand(*size))
+def evaluate(net_factory, device, writer):
+    model = net_factory().to(device)
+    batch = torch.zeros(8, 3, 112, 112)
+    writer.add_graph(model, torch.zeros(1, 3, 112, 112))
+    return model(batch)
+class ResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.width = self.forward(torch.zeros(1, 3)).shape[1]
+    def forward(self, x):
+        return self.fc(x)
+    def biases(self):
+        return self.forward(torch.zeros(1, 3))
+"""
+
+
+def test_a_dummy_input_goes_where_the_model_is():
+    # torch-cam's candidate-layer search, tensorwatch's hook, fullgrad's `getBiases`, a face
+    # recognition trainer's `add_graph`: a CPU dummy input run through a model handed in, moved
+    # here, or the module itself at run time fails once the model is on a GPU
+    assert tdv201(MODEL_INPUTS) == [(line, col, "TDV201") for line, col in
+                                    [(4, 12), (8, 8), (14, 20), (17, 12), (18, 28), (28, 28)]]
+    messages = {f.line: f.message for f in lint_source(MODEL_INPUTS, "t.py", Options(enabled=ONLY))}
+    assert "pass device=next(model.parameters()).device" in messages[4]
+    assert "next(self._model.parameters()).device" in messages[14]
+    assert "pass device=device" in messages[17]
+    assert "next(self.parameters()).device" in messages[28]
+
+
+def test_what_a_model_takes_on_the_cpu_or_runs_while_built():
+    # the lengths packing wants on the CPU, a size probe while the model is built, a model the
+    # function takes to the CPU itself, a model built here and never moved, a DDP wrapper
+    code = """import torch
+def step(encoder, x, lengths):
+    return encoder(x, torch.LongTensor(lengths))
+def export(model, path):
+    model.cpu()
+    torch.save(model(torch.zeros(1, 3)), path)
+def build(net_cls):
+    model = net_cls()
+    return model(torch.zeros(1, 3))
+def run(ddp_model):
+    return ddp_model(torch.zeros(1, 3))
+def width(model):
+    return model(torch.zeros(1, 3)).shape[1]
+"""
+    assert tdv201(code) == []

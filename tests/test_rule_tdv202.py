@@ -1228,3 +1228,53 @@ def test_each_arm_that_makes_the_attribute_is_reported():
     self.freqs_cos = ...`. Each arm is a place the fix goes; a later statement that reshapes
     the attribute in place of itself (`self.kernel = self.kernel.unsqueeze(0)`) is not."""
     assert tdv202(ARMS) == [(9, 12, "TDV202"), (11, 12, "TDV202"), (12, 8, "TDV202")]
+
+
+def test_a_tensor_argument_by_a_union_annotation_or_arithmetic():
+    # `weight: Tensor | None`, `Union[torch.Tensor, None]`; tabnet's obfuscator keeps
+    # `(group_matrix > 0) + 0.0` of an argument annotated as a tensor
+    code = """from typing import Union
+import torch
+from torch import Tensor, nn
+class A(nn.Module):
+    def __init__(self, weight: Tensor | None = None):
+        super().__init__()
+        self.weight = weight
+    def forward(self, x):
+        return x @ self.weight
+class B(nn.Module):
+    def __init__(self, weight: Union[torch.Tensor, None]):
+        super().__init__()
+        self.weight = weight
+    def forward(self, x):
+        return x @ self.weight
+class C(nn.Module):
+    def __init__(self, ratio: float, group_matrix: torch.Tensor):
+        super().__init__()
+        self.group_matrix = (group_matrix > 0) + 0.0
+    def forward(self, x):
+        return torch.matmul(x, self.group_matrix)
+"""
+    assert tdv202(code) == [(7, 8, "TDV202"), (13, 8, "TDV202"), (19, 8, "TDV202")]
+    # a parameter handed in registers itself; a number is no tensor; nor is what the
+    # annotation does not say is one
+    assert tdv202(code.replace("Tensor | None", "Union[nn.Parameter, Tensor]")
+                  .replace("Union[torch.Tensor, None]", "Union[torch.Tensor, float]")
+                  .replace("group_matrix: torch.Tensor", "group_matrix")) == []
+
+
+def test_a_public_tensor_filled_while_the_module_is_built():
+    # tabnet's EmbeddingGenerator fills `embedding_group_matrix` element by element in `__init__`
+    # and never reads it again: its users do, after the model moved
+    code = HEAD + """class E(nn.Module):
+    def __init__(self, n, group_matrix):
+        super().__init__()
+        self.table = torch.empty((group_matrix.shape[0], n), device=group_matrix.device)
+        for g in range(group_matrix.shape[0]):
+            self.table[g, 0] = group_matrix[g, 0]
+    def forward(self, x):
+        return x
+"""
+    assert tdv202(code) == [(7, 8, "TDV202")]
+    # a private one the class never reads again is its own business
+    assert tdv202(code.replace("self.table", "self._table")) == []

@@ -916,3 +916,19 @@ def test_an_object_of_a_class_that_mimics_tensors_is_no_tensor():
     Bound from a function whose result is unknown, the same uses show a tensor."""
     assert tdv203(SIGNAL) == []
     assert tdv203(SIGNAL.replace("AudioSignal(path)", "load_signal(path)")) == [(10, 4, "TDV203")]
+
+
+def test_an_input_fed_to_a_model_the_method_calls_eval_on():
+    # TorchCP's predictor: `self._model.eval()` shows a module, and what it is fed is a tensor
+    code = """import torch
+class Predictor:
+    def __init__(self, model, device):
+        self._model = model
+        self._device = device
+    def predict(self, x_batch):
+        self._model.eval()
+        x_batch.to(self._device)
+        return self._model(x_batch)
+"""
+    assert tdv203(code) == [(8, 8, "TDV203")]
+    assert tdv203(code.replace("        self._model.eval()\n", "")) == []

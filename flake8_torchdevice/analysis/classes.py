@@ -512,6 +512,9 @@ class ClassFacts:
         parent = self.ctx.parent()
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign) and parent.target is node):
             return
+        if method == "__init__" and isinstance(parent, cst.Subscript) and parent.value is node \
+                and isinstance(self.ctx.parent(2), cst.AssignTarget):
+            return  # `self.table[i, j] = v` while the module is built fills the tensor, reads nothing
         if _IO_METHOD_RE.search(method):
             return  # save_weights, export: the value goes to a file, not into a computation
         if self._read_as_python_data(node):

@@ -146,6 +146,20 @@ _TENSOR_OPERAND_OPS = {f"torch.{name}": count for name, count in (
     ("heaviside", 2), ("maximum", 2), ("minimum", 2), ("fmax", 2), ("fmin", 2), ("atan2", 2), ("hypot", 2),
     ("logaddexp", 2), ("cdist", 2), ("kron", 2), ("outer", 2), ("dot", 2), ("mv", 2), ("cross", 2),
     ("bucketize", 2), ("searchsorted", 2), ("take_along_dim", 2), ("isclose", 2))}
+# torch.<op>(input, ...) that raise a TypeError for anything but a tensor as `input` (a number,
+# a list or a NumPy array), checked against torch 2.13: elementwise math, reductions, logical
+# ops, comparisons and reshaping (not `add`/`sub`/`mul`/`div`, which take a number first)
+_INPUT_TENSOR_OPS = frozenset(f"torch.{name}" for name in (
+    "where", "logical_not", "logical_and", "logical_or", "logical_xor", "exp", "log", "sqrt", "abs", "sin",
+    "cos", "tan", "tanh", "floor", "ceil", "round", "sign", "isnan", "isinf", "isfinite", "nonzero", "any",
+    "all", "sum", "mean", "prod", "std", "var", "max", "min", "argsort", "clamp", "clip", "reshape", "diag",
+    "tril", "triu", "flip", "roll", "norm", "cumprod", "logsumexp", "chunk", "split", "unbind", "nan_to_num",
+    "count_nonzero", "unique", "bincount", "diff", "trace", "det", "inverse", "square", "rsqrt",
+    "reciprocal", "erf", "log1p", "expm1", "log2", "log10", "relu", "movedim", "narrow", "take", "eq", "ne",
+    "lt", "le", "gt", "ge", "repeat_interleave", "tile", "broadcast_to", "neg", "fmod", "trunc", "frac",
+    "lerp", "addcmul", "addcdiv", "baddbmm", "addmm", "matrix_power", "kthvalue", "median", "quantile",
+    "rot90", "fliplr", "flipud", "diagonal", "diag_embed", "tensordot", "cummax", "cummin", "amax", "amin",
+    "nansum", "nanmean", "cosine_similarity", "pairwise_distance", "cdist"))
 # torch.nn.functional.<op>(input, ...): the input is a tensor.
 _FUNCTIONAL_ON_INPUT = frozenset({"pad", "interpolate", "softmax", "log_softmax", "relu", "gelu", "linear",
                                   "conv1d", "conv2d", "conv3d", "normalize", "cross_entropy", "mse_loss",
@@ -188,6 +202,42 @@ def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
         found.extend(arg.value for arg in call.args if arg.keyword is not None
                      and arg.keyword.value in _TENSOR_KEYWORDS)
     return found
+
+
+def input_tensor_operand(qualified: str, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The `input` of a torch op that takes nothing else (`torch.where(mask)`, `torch.exp(x)`)."""
+    if qualified not in _INPUT_TENSOR_OPS and qualified not in _TENSOR_OPERAND_OPS:
+        return None
+    args = positional_args(call)
+    return args[0].value if args and not args[0].star else None
+
+
+def operand_root(node: cst.CSTNode) -> Optional[str]:
+    """The name an operand that must be a tensor is computed from, where that makes the name
+    a tensor too: `x` of `x > 0`, `~x`, `-x`, `x.sum(dim=1)`, `x[:, 0]` (a list or a number has
+    no such result, a NumPy array's is no tensor). Not `xs[0]`: an item of a list of tensors."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and not isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+            node = node.left
+        elif isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+            node = node.expression
+        elif isinstance(node, cst.Subscript) and is_array_index(node):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in _SAME_KIND_METHODS:
+            node = node.func.value
+        else:
+            return None
+
+
+# Methods that tensors and arrays share, whose result is an array where the receiver is one
+# (no list, dict, number or module has them).
+_SAME_KIND_METHODS = frozenset({"sum", "mean", "abs", "max", "min", "float", "double", "long", "int", "bool",
+                                "squeeze", "unsqueeze", "reshape", "view", "flatten", "transpose", "clone",
+                                "detach", "contiguous", "cumsum", "prod", "std", "any", "all"})
 
 
 # Calls that give a Python number: `float(x)`, `len(xs)`, `x.item()`.
@@ -271,6 +321,9 @@ class ScopeKinds:
     # has `.to()` (modules, batches and PyG graphs do no arithmetic and have no such methods)
     array_like: Set[str] = field(default_factory=set)
     module_inputs: Set[str] = field(default_factory=set)  # names passed to a known module: `model(x)`
+    # name -> the name its value was computed from the way `operand_root` reads (`s = x.sum(2) > 1`):
+    # when torch takes the value only as a tensor, that name held one too
+    computed_from: Dict[str, str] = field(default_factory=dict)
     # how many times each name has been bound so far (its binding's number), and the numbers of
     # the bindings a tensor-only method of their own value rebound (`x = x.permute(1, 0, 2)`):
     # what the name held under those was a tensor
@@ -935,6 +988,12 @@ class ValueKinds:
             self.tensor_layers[attribute] = self.tensor_layers.get(attribute, True) and layer is not None \
                 and layer not in _NOT_ONE_TENSOR_LAYERS and keyword(value, "return_indices") is None
         self.bind(target, kind, fixed, made)
+        if isinstance(target, cst.Name):
+            root = operand_root(value)
+            if root is not None and root != target.value:
+                self.facts().computed_from[target.value] = root
+            else:
+                self.facts().computed_from.pop(target.value, None)
         if moved_object is not None and kind is None:
             self.facts().instances[target.value] = moved_object  # type: ignore[attr-defined]
         if isinstance(target, cst.Name) and self._splits_a_tensor(value):
@@ -974,6 +1033,10 @@ class ValueKinds:
                 return MODULE
         return kind
 
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.facts().computed_from.pop(node.target.value, None)  # `r = p; r += torch.rand(n)`: r no longer p
+
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             target_node = target.target
@@ -1009,7 +1072,7 @@ class ValueKinds:
                 of_a_batch = self._is_loader_batch(value) or (isinstance(value, cst.Name)
                                                                and self._in_set(value.value, "batch_parts"))
                 self.bind(target_node, TENSOR if of_a_batch or (
-                    isinstance(value, cst.Call) and self._is_known_module(value.func)) else None)
+                    isinstance(value, cst.Call) and self.is_known_module(value.func)) else None)
                 if of_a_batch:
                     self.facts().batch_parts.update(
                         e.value.value for e in target_node.elements if isinstance(e.value, cst.Name))
@@ -1194,6 +1257,9 @@ class ValueKinds:
         elif isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and not node.args \
                 and isinstance(func.value, cst.Name) and func.value.value not in ("self", "cls"):
             self.facts().module_uses.add(func.value.value)
+        elif isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_METHODS and not node.args \
+                and self.self_attribute(func.value) is not None:
+            self.facts().module_uses.add(dotted_name(func.value) or "")  # `self._model.eval()` in this method
         qualified = self.ctx.resolve(func) or ""
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES:
             # `torch.zeros(*x.shape)`: sized like x, an array
@@ -1214,6 +1280,16 @@ class ValueKinds:
                 dotted for dotted in (dotted_name(operand) for operand in tensor_operands(qualified, node)
                                       if isinstance(operand, (cst.Name, cst.Attribute)))
                 if dotted is not None and not dotted.startswith(("self.", "cls.")))
+            # `torch.where(x > 0)`, `torch.exp(-x)`: what torch takes only as a tensor is one, and
+            # so is what it was computed from (`s = x.sum(2) >= 1` ... `torch.logical_not(s)`)
+            operand = input_tensor_operand(qualified, node)
+            root = operand_root(operand) if operand is not None else None
+            facts = self.facts()
+            for _ in range(4):
+                if root is None or root in ("self", "cls"):
+                    break
+                facts.tensor_uses.add(root)
+                root = facts.computed_from.get(root)
         args = positional_args(node)
         if not args:
             return
@@ -1221,18 +1297,20 @@ class ValueKinds:
             self.facts().tensor_uses.add(args[0].value.value)  # `torch.zeros_like(x)` takes only a tensor
         elif qualified.startswith("torch."):
             return
-        elif self._is_known_module(func):
+        elif self.is_known_module(func):
             # `model(x, y)` of a module: its inputs are tensors, unless a whole batch object
             # (PyG's `Data` goes to the model whole and moves in place)
             for arg in args:
                 if isinstance(arg.value, cst.Name) and arg.star == "" and not self.is_batch(arg.value.value):
                     self.facts().module_inputs.add(arg.value.value)
 
-    def _is_known_module(self, func: cst.CSTNode) -> bool:
+    def is_known_module(self, func: cst.CSTNode) -> bool:
+        """A module by its kind, or by what this function does with it (`model.eval()`)."""
         if self.kind_of(func) == MODULE or (isinstance(func, cst.Name) and self._in_set(func.value, "module_uses")):
             return True
         attribute = self.self_attribute(func)
-        return attribute is not None and self.attribute_kind(*attribute) == MODULE
+        return attribute is not None and (self.attribute_kind(*attribute) == MODULE
+                                          or dotted_name(func) in self.facts().module_uses)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Name) and is_array_index(node):
@@ -1342,6 +1420,18 @@ def annotates_python_data(annotation: cst.BaseExpression) -> bool:
     return last_identifier(outer) in _PYTHON_DATA_TYPES and "Tensor" not in cst.Module([]).code_for_node(annotation)
 
 
+def _union_members(annotation: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The types of `Union[A, B]` or `A | B | None`, without None; [] for any other annotation."""
+    if isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) == "Union":
+        members = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+    elif isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        members = [*(_union_members(annotation.left) or [annotation.left]),
+                   *(_union_members(annotation.right) or [annotation.right])]
+    else:
+        return []
+    return [m for m in members if not (isinstance(m, cst.Name) and m.value == "None")]
+
+
 def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[str]:
     """The kind a parameter's annotation says: `x: torch.Tensor`, `m: nn.Module`."""
     params = function.params
@@ -1358,6 +1448,11 @@ def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[s
         if isinstance(annotation, cst.Subscript) and last_identifier(annotation.value) == "Optional" \
                 and len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
             annotation = annotation.slice[0].slice.value
+        members = _union_members(annotation)
+        if members and all(is_tensor_type(member, resolve) for member in members):
+            # `Tensor | None`, `Union[FloatTensor, LongTensor]` (not `Union[Parameter, Tensor]`:
+            # a parameter handed in registers itself, and a buffer of its name would refuse it)
+            return TENSOR
         if isinstance(annotation, cst.Subscript) and annotation.slice \
                 and last_identifier(annotation.value) not in _TYPING_GENERICS \
                 and isinstance(annotation.slice[0].slice, cst.Index) \

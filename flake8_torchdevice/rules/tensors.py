@@ -30,9 +30,9 @@ from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, descendants,
                                exclusive_arms, first_argument, flag_test, function_statements,
                                is_static_or_class_method, self_attribute_key, tests_exclude, walk_ast)
-from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
+from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, MODULE, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
-                              names_a_model, subscript_key, tensor_operands)
+                              input_tensor_operand, names_a_model, subscript_key, tensor_operands)
 from .base import CallTrigger, Fix, Rule, device_for_fix, is_tensor_parameter, trigger_union
 
 FACTORY_NAMES = {f"torch.{name}": name for name in FACTORIES}
@@ -484,6 +484,7 @@ class FactoryWithoutDevice(Rule):
         super().__init__(*args)
         self._classes: List[_ClassFrame] = []
         self._partner: Optional[cst.CSTNode] = None  # what the reported tensor met
+        self._model_partners: Set[int] = set()  # ids of partners that are networks run on the tensor
         self._stacks: Dict[int, Tuple[cst.CSTNode, ...]] = {}  # factory -> the nodes from the module down to it
         self._bound_before: Dict[int, FrozenSet[str]] = {}  # factory -> the names its function had bound
         # (id of the function's node, name) -> a value computed from the inputs written into the CPU tensor
@@ -1526,6 +1527,19 @@ class FactoryWithoutDevice(Rule):
             if model and model[0] is not arg and self.ctx.origins.is_on_device(model[0].value):
                 self._partner = model[0].value
                 return BAD
+        size_probe = isinstance(around, cst.Attribute) and around.attr.value in ("shape", "size", "numel", "dim")
+        if (positional[:1] == [arg] and not size_probe and self._model_where_it_sits(call.func)) or (
+                callee == "add_graph" and positional[1:2] == [arg]
+            and self._model_where_it_sits(positional[0].value, surely_a_model=True)):
+            # `model(torch.randn(1, 3, 224, 224))` of a model moved here or handed in (a summary,
+            # a search for a layer, `writer.add_graph(model, dummy)`): the dummy input runs
+            # through its layers, where their parameters are (its first input: not the lengths
+            # of `encoder(x, torch.LongTensor(lengths))`, which packing wants on the CPU; nor a
+            # probe of the output's size, `self.forward(torch.zeros(1, 3, h, w)).shape`, which
+            # a model runs while it is built)
+            self._partner = call.func if positional[:1] == [arg] else positional[0].value
+            self._model_partners.add(id(self._partner))
+            return BAD
         if _is_grad_outputs(qualified, call, arg):
             # `autograd.grad(d_out, x, torch.ones(n, 1))`: the seed gradient must be where the outputs are
             outputs = first_argument(call, "outputs")
@@ -1620,7 +1634,8 @@ class FactoryWithoutDevice(Rule):
             if isinstance(call.func, cst.Attribute):
                 others.append(call.func.value)
             # what torch takes only as a tensor (`torch.cat`'s items) is one
-            operands = {id(operand) for operand in tensor_operands(qualified, call)} if qualified else set()
+            operands = {id(operand) for operand in (*tensor_operands(qualified, call),
+                                                    input_tensor_operand(qualified, call))} if qualified else set()
             if qualified == "torch.equal":
                 # `torch.equal(alpha, torch.ones(alpha.shape))`: a tensor the function was handed (not
                 # whatever it computed, `state_dict[key]` of a checkpoint it read on the host)
@@ -1660,6 +1675,27 @@ class FactoryWithoutDevice(Rule):
         # (an object told its device hands its CPU tensors to helpers on purpose too: ultralytics'
         # validator merges JSON boxes with `torch.tensor(bbox)`; only a mix with its tensors counts)
         return BAD if self._frame.any_mix_is_a_bug else NEUTRAL
+
+    def _model_where_it_sits(self, func: cst.CSTNode, surely_a_model: bool = False) -> bool:
+        """A network whose parameters are on a device the code here does not choose: moved here
+        to a run-time device, handed in (a parameter of the function known to be a module,
+        `def summary(model):` ... `model.eval()`, or kept from one, `self._model = model`), or the
+        module itself run in a method that is not its construction (`self.forward(x)`, `self(x)`).
+        `surely_a_model`: the API says it is one (`writer.add_graph(model, x)`)."""
+        kinds, function = self.ctx.kinds, self.ctx.current_function
+        if function is None or self._frame.copies_input_to_host or not isinstance(func, (cst.Name, cst.Attribute)):
+            return False
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and func.attr.value in ("forward", "__call__"):
+            info = self.ctx.current_class
+            return info is not None and info.is_module and function.name.value != "__init__"
+        if self._parallel_wrapper(func) or kinds.kind_of(func) not in (MODULE, None):
+            return False
+        a_model = surely_a_model or kinds.is_known_module(func)
+        if a_model and self.ctx.origins.is_on_device(func):
+            return True
+        handed_in = _handed_in_here(function, func)
+        return handed_in is not None and (a_model or names_a_model(func)) and not _moved_to_cpu_in(function, handed_in)
 
     def _own_method_given_no_input(self, call: cst.Call, arg: cst.Arg) -> bool:
         """`self.<method>(...)` of a method the class (or a base in the file) defines, none of
@@ -1819,6 +1855,11 @@ class FactoryWithoutDevice(Rule):
             return found[0], tensor if usable else None
         if frame.device_names:
             return frame.device_names[-1], None
+        if isinstance(partner, (cst.Name, cst.Attribute)) and id(partner) in self._model_partners:
+            # a network's input goes where its parameters are (`self.forward` is the module's)
+            model = "self" if isinstance(partner, cst.Attribute) and partner.attr.value in ("forward", "__call__") \
+                else dotted_name(partner)
+            return f"next({model}.parameters()).device", None
         attribute = self._device_attribute_in(partner)
         if attribute is not None:
             return f"{attribute}.device", None  # `self.loc` of a distribution, `self.weight`
@@ -2415,7 +2456,8 @@ class UnregisteredTensorAttribute(Rule):
                 name = a.name
                 setters = {b.method for other in lineage for b in other.assignments if b.name == name}
                 if name.startswith("_") or not setters <= init_in_lineage or any(name in o.reads for o in lineage) \
-                        or any(b.element for other in lineage for b in other.assignments if b.name == name):
+                        or any(b.element and b.method not in init_in_lineage
+                               for other in lineage for b in other.assignments if b.name == name):
                     continue
                 if not any(name in refs for other in lineage for method, refs in other.references.items()
                            if method not in setters):
@@ -2537,7 +2579,7 @@ def _ast_stores_tensor_argument(method: ast.AST, used_as_tensor: Callable[[str],
         if not (isinstance(statement, ast.Assign) and any(isinstance(t, ast.Attribute) for t in statement.targets)):
             continue
         root, called = _ast_chain(statement.value)
-        if root in annotated or (root in names and (called & TENSOR_ONLY_METHODS or TORCH_OP_CALL in called)):
+        if root in annotated or _ast_arithmetic_root(statement.value) in annotated or (root in names and (called & TENSOR_ONLY_METHODS or TORCH_OP_CALL in called)):
             return True
         if root == "self" and called & (TENSOR_ONLY_METHODS - NOT_TENSOR_METHODS):
             return True  # `self.Graph = self.dataset.getSparseGraph().coalesce()`, if `dataset` was handed in
@@ -2868,6 +2910,11 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     stays where it was when the module moves."""
     method = info.methods.get(assignment.method)
     value = assignment.value
+    # `self.mask = (groups > 0) + 0.0` of `groups: Tensor`: arithmetic makes a tensor of it
+    arithmetic = _arithmetic_root(value)
+    if method is not None and arithmetic is not None and arithmetic in parameter_names(method) \
+            and _annotated_as_tensor(method, arithmetic):
+        return True
     # `self.L = torch.linalg.cholesky(cov)`: a torch op computes a new tensor from the argument
     computed = _torch_op_argument(value)
     root = root_name(computed if computed is not None else value)
@@ -2882,6 +2929,70 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
     return computed is not None or assignment.kind == TENSOR or (
         isinstance(value, cst.Name) and assignment.name in info.tensor_uses)
+
+
+def _handed_in_here(function: cst.FunctionDef, node: cst.CSTNode) -> Optional[str]:
+    """The parameter of `function` that `node` is: `model` itself, or `self._model` kept from it
+    (`self._model = model` in this function); None for anything else."""
+    params = parameter_names(function)
+    if isinstance(node, cst.Name):
+        return node.value if node.value in params else None
+    key = dotted_name(node)
+    if key is None or not key.startswith("self."):
+        return None
+    for statement in descendants(function):
+        if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Name) \
+                and statement.value.value in params \
+                and any(dotted_name(target.target) == key for target in statement.targets):
+            return statement.value.value
+    return None
+
+
+def _moved_to_cpu_in(function: cst.FunctionDef, name: str) -> bool:
+    """Does `function` move `name` to the CPU (`model.cpu()`, `model = model.to("cpu")`)?"""
+    return any(isinstance(node, cst.Call) and moves_to_cpu(node) and isinstance(node.func, cst.Attribute)
+               and isinstance(node.func.value, cst.Name) and node.func.value.value == name
+               for node in descendants(function))
+
+
+def _arithmetic_root(value: cst.CSTNode) -> Optional[str]:
+    """`x` of `(x > 0) + 0.0`, `-x`, `x * 2`: arithmetic or a comparison of one name with numbers."""
+    if not isinstance(value, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
+        return None
+    while True:
+        if isinstance(value, cst.Name):
+            return value.value
+        if isinstance(value, cst.Comparison) and len(value.comparisons) == 1 \
+                and isinstance(value.comparisons[0].comparator, (cst.Integer, cst.Float)):
+            value = value.left
+        elif isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
+            value = value.expression
+        elif isinstance(value, cst.BinaryOperation) and isinstance(value.right, (cst.Integer, cst.Float)):
+            value = value.left
+        elif isinstance(value, cst.BinaryOperation) and isinstance(value.left, (cst.Integer, cst.Float)):
+            value = value.right
+        else:
+            return None
+
+
+def _ast_arithmetic_root(value: ast.AST) -> Optional[str]:
+    """Fast path of `_arithmetic_root`."""
+    if not isinstance(value, (ast.BinOp, ast.Compare, ast.UnaryOp)):
+        return None
+    number = (lambda node: isinstance(node, ast.Constant) and isinstance(node.value, (int, float)))
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id
+        if isinstance(value, ast.Compare) and len(value.comparators) == 1 and number(value.comparators[0]):
+            value = value.left
+        elif isinstance(value, ast.UnaryOp) and not isinstance(value.op, ast.Not):
+            value = value.operand
+        elif isinstance(value, ast.BinOp) and number(value.right):
+            value = value.left
+        elif isinstance(value, ast.BinOp) and number(value.left):
+            value = value.right
+        else:
+            return None
 
 
 def _annotated_as_tensor(method: cst.FunctionDef, name: str) -> bool:
