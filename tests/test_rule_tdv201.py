@@ -4309,3 +4309,19 @@ def width(model):
     return model(torch.zeros(1, 3)).shape[1]
 """
     assert tdv201(code) == []
+
+
+def test_what_linalg_takes_is_a_tensor():
+    # laplace's symeig: `torch.linalg.eigh(M)` shows `M` is a tensor; the jitter added to it must
+    # be where it is
+    code = """import torch
+def symeig(M):
+    try:
+        L, W = torch.linalg.eigh(M)
+    except RuntimeError:
+        M = M + torch.eye(M.shape[0])
+        L, W = torch.linalg.eigh(M)
+    return L, W
+"""
+    assert tdv201(code) == [(6, 16, "TDV201")]
+    assert tdv201(code.replace("torch.linalg.eigh(M)", "np.linalg.eigh(M)")) == []

@@ -206,8 +206,10 @@ def tensor_operands(qualified: str, call: cst.Call) -> List[cst.BaseExpression]:
 
 def input_tensor_operand(qualified: str, call: cst.Call) -> Optional[cst.BaseExpression]:
     """The `input` of a torch op that takes nothing else (`torch.where(mask)`, `torch.exp(x)`)."""
-    if qualified not in _INPUT_TENSOR_OPS and qualified not in _TENSOR_OPERAND_OPS:
-        return None
+    if qualified not in _INPUT_TENSOR_OPS and qualified not in _TENSOR_OPERAND_OPS \
+            and not (qualified.startswith(("torch.linalg.", "torch.fft.", "torch.special."))
+                     and qualified.rsplit(".", 1)[-1][:1].islower()):
+        return None  # (`torch.linalg.eigh(M)`, `torch.fft.rfft(x)`: their input is a tensor)
     args = positional_args(call)
     return args[0].value if args and not args[0].star else None
 

@@ -205,6 +205,13 @@ class FactoryWithoutDevice(Rule):
     computed from the inputs (`buckets += n * torch.eye(m)`), or held by a number it was
     added to (`r = keep_prob; r += torch.rand(b, 1)`, then `x * r`); the example input of
     `torch.jit.trace(model, torch.zeros(...))` (or `torch.onnx.export`) for a moved model;
+    a dummy input run through a network as its first input (`model(torch.randn(1, 3, 224,
+    224))`, `writer.add_graph(model, dummy)`) when the network was moved here to a run-time
+    device, was handed in (a parameter known to be a module or named for one, also kept as
+    `self._model = model` in that method: a summary, a search for a layer, a hook), or is the
+    module itself run after it was built (`self.forward(x)` in a method other than
+    `__init__`), but not a probe of its output's size (`model(dummy).shape`, which models
+    run while they are built) nor for a model the function takes to the CPU (`model.cpu()`);
     a CPU tensor compared with `torch.allclose` (which checks devices); one appended to a
     local list (`tokens.append(torch.zeros(b, d))`) is followed as that list (then
     `torch.cat(tokens + [x[:, t]])`), and appended to a list holding the inputs' tensors it
@@ -315,7 +322,10 @@ class FactoryWithoutDevice(Rule):
     an attribute that another method of the class moves (a trainer's `self.model.to(device)`
     in `build`, then `self.model(torch.zeros(n, 3))` in `predict`). A value called with
     `dim=`/`keepdim=` (numpy says `axis=`) is a tensor; so is the second operand of torch's
-    binary ops (`torch.heaviside(x, torch.tensor([1.0]))`). A class's arithmetic dunders
+    binary ops (`torch.heaviside(x, torch.tensor([1.0]))`), and so is what torch takes only as
+    a tensor (`torch.where(x > 0)`, `torch.exp(-x)`, `torch.logical_not(x[:, 0])`,
+    `torch.linalg.eigh(M)`) and what that was computed from (`s = x.sum(axis=2) >= 1`, then
+    `torch.where(s)`: `x` is a tensor). A class's arithmetic dunders
     (`__add__`) compute on its data; a module's methods do whatever they are called
     (`get_td_error`); a parameter named as a size or shape (`size`, `out_shape`) holds none
     of the caller's tensors. Sizes handed to `repeat`/`view`/`expand` do not mix devices.
@@ -2068,8 +2078,9 @@ class UnregisteredTensorAttribute(Rule):
       also by a method of the class: `self.alpha_bar = self._cumulate(self.alpha)` where
       `_cumulate` returns `torch.cumprod(alpha, dim=0)`),
       and a tensor argument of `__init__` kept as it is (`self.bounds = bounds` for
-      `bounds: Optional[Tensor]`: the caller's tensor stays where it was) or computed
-      by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
+      `bounds: Optional[Tensor]`, `Tensor | None`: the caller's tensor stays where it was; not
+      `Union[Parameter, Tensor]`, which may register itself), computed by arithmetic
+      (`self.mask = (groups > 0) + 0.0` for `groups: Tensor`) or by its methods (`self.radii = r.norm(2, dim=1)`, where a method only tensors have
       shows `r` is one) or by torch's ops (`self.L = torch.linalg.cholesky(cov)`), a copy
       of a parameter (`self.prev = torch.zeros_like(self.weight)`), a module's parameters
       joined into one new tensor (`torch.cat([p.flatten() for p in self.net.parameters()])`,
@@ -2088,8 +2099,9 @@ class UnregisteredTensorAttribute(Rule):
       builder-named method that takes data and that no `__init__` calls
       (`build_P_prime(self, batch_C_prime)`) reads at run time;
     - a public attribute made while the module is built that the class itself never
-      reads (`self.centers = torch.zeros(n, d)`): its users read it (`model.centers`),
-      after the model was moved;
+      reads (`self.centers = torch.zeros(n, d)`, also one `__init__` fills element by
+      element, `self.table[g, i] = v`): its users read it (`model.centers`), after the model
+      was moved;
     - a cache that an override of `train(self, mode)` sets for eval from the module's
       tensors (`self.ab = self.attention_biases[:, self.idx]`, LeViT's): `model.eval()`
       then `model.to("cuda")` leaves it where the module was, unless another method sets
@@ -3114,7 +3126,8 @@ class DiscardedTo(Rule):
     layer the class keeps (`h = self.fc(x)` of `self.fc = nn.Linear(3, 4)`; not an LSTM's
     tuple), the parts of a known
     module's output (`logits, aux = model(x)`; a name whose `.eval()`, `.parameters()` or
-    `.named_modules()` is called is a module: not `.train()`, which trainers have), a parameter annotated `torch.Tensor` or the items of one
+    `.named_modules()` is called is a module, and so is `self._model` in a method that calls
+    `self._model.eval()`: not `.train()`, which trainers have), a parameter annotated `torch.Tensor` or the items of one
     annotated `Tuple[torch.Tensor, ...]`, a `self.<name>` that `__init__` assigns only
     tensors or that a module registers as a buffer or parameter (`self.inv_freq.to(x.device)`;
     `nn.Buffer(t)` is torch's, a project's `Buffer(size, "cpu")` is not), or a name used the
