@@ -4325,3 +4325,20 @@ def symeig(M):
 """
     assert tdv201(code) == [(6, 16, "TDV201")]
     assert tdv201(code.replace("torch.linalg.eigh(M)", "np.linalg.eigh(M)")) == []
+
+
+def test_items_of_an_annotated_dict_returned_from_forward():
+    # terratorch's Datacuber: `datacube: dict[...] = {}` filled with the input and two CPU
+    # defaults, returned from forward: each default is reported
+    code = """import torch
+import torch.nn as nn
+class Datacuber(nn.Module):
+    def forward(self, x, time=None, latlon=None):
+        datacube: dict[str, torch.Tensor] = {}
+        datacube["pixels"] = x
+        datacube["time"] = torch.zeros((x.shape[0], 4)) if time is None else time
+        datacube["latlon"] = torch.zeros((x.shape[0], 4)) if latlon is None else latlon
+        return datacube
+"""
+    assert tdv201(code) == [(7, 27, "TDV201"), (8, 29, "TDV201")]
+    assert tdv201(code.replace("(x.shape[0], 4))", "(x.shape[0], 4), device=x.device)")) == []

@@ -261,8 +261,9 @@ class FactoryWithoutDevice(Rule):
     `Variable(t)`, `nn.Parameter(t)` kept in a local of a plain function, and einops'
     functions (`einops.repeat(t, "n -> b n", b=k)`) are `t` where it is. In a module's
     `forward`, a CPU tensor handed to one of its sub-modules
-    (`self.code_generator(x)`, also through a dict the method built: `x = {...}`,
-    `x["spkr"] = torch.tensor([[s]])`) is reported whatever the method's parameters are
+    (`self.code_generator(x)`, also through a dict the method built: `x = {...}` or
+    `x: dict[str, Tensor] = {}`, `x["spkr"] = torch.tensor([[s]])`, each CPU item of it) is
+    reported whatever the method's parameters are
     (a vocoder's `forward(self, code: List[int])`); a sub-module is one whatever its name
     (`self.add_noise = NoiseInjection(n)` is called, not stored into); a parameter annotated
     with a module class of the project holds a module. The seed of `out.backward(t)` must be
@@ -901,8 +902,11 @@ class FactoryWithoutDevice(Rule):
                 if self._via_network:
                     self._network_results.add((id(frame.node), name))
                 earlier = self._pending(name)
-                if earlier is not None and earlier[1] is assigned[1] and earlier[0] is not factory:
-                    # a second factory of the statement binding `name`: both CPU tensors meet what it meets
+                if earlier is not None and earlier[0] is not factory and (
+                        earlier[1] is assigned[1] or _stores_an_item_of(assigned[1], name)):
+                    # a second factory of the statement binding `name`, or another item stored into
+                    # the dict it holds (`cube["time"] = ...`, `cube["latlon"] = ...`): both CPU
+                    # tensors meet what it meets
                     companions = self._companions.setdefault(id(factory), [])
                     companions.extend([earlier[0], *self._companions.get(id(earlier[0]), ())])
                 self.ctx.origins.follow(name, factory, assigned[1])
@@ -1464,8 +1468,11 @@ class FactoryWithoutDevice(Rule):
         name = target.value.value
         # (a dict the function built, `x = {"code": code}`: not kornia's `params` of random draws,
         # handed in or made by a method, which stay on the CPU by design and only index)
-        built = any(isinstance(node, cst.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == name
+        # (also annotated: `cube: dict[str, Tensor] = {}`)
+        built = any(((isinstance(node, cst.Assign) and len(node.targets) == 1
+                      and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == name)
+                     or (isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name)
+                         and node.target.value == name and node.value is not None))
                     and (isinstance(node.value, cst.Dict) or (isinstance(node.value, cst.Call)
                                                              and dotted_name(node.value.func) == "dict"))
                     for node in function_statements(frame.node))
@@ -2941,6 +2948,13 @@ def _is_tensor_argument(info: ClassInfo, assignment: AttributeAssignment) -> boo
     # `self.weight = weight` that `F.nll_loss(..., weight=self.weight)` reads: a tensor
     return computed is not None or assignment.kind == TENSOR or (
         isinstance(value, cst.Name) and assignment.name in info.tensor_uses)
+
+
+def _stores_an_item_of(statement: cst.CSTNode, name: str) -> bool:
+    """`name[key] = value`: an item stored into what `name` holds, which keeps its other items."""
+    return isinstance(statement, cst.Assign) and any(
+        isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and t.target.value.value == name
+        for t in statement.targets)
 
 
 def _handed_in_here(function: cst.FunctionDef, node: cst.CSTNode) -> Optional[str]:
