@@ -4342,3 +4342,21 @@ class Datacuber(nn.Module):
 """
     assert tdv201(code) == [(7, 27, "TDV201"), (8, 29, "TDV201")]
     assert tdv201(code.replace("(x.shape[0], 4))", "(x.shape[0], 4), device=x.device)")) == []
+
+
+def test_a_number_tensor_that_losses_are_added_into_in_place():
+    # alibi's compute_loss: `loss = torch.tensor(0.)`, then `loss += weight * partial_loss(y_pred[i],
+    # y_true[i])` of a module's lists of outputs: an in-place add into a CPU tensor refuses a GPU
+    # loss (`loss = loss + ...` would make a new tensor where the loss is)
+    code = """import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def compute_loss(self, y_pred, y_true):
+        loss = torch.tensor(0.)
+        for i, partial_loss in enumerate(self.loss):
+            weight = self.loss_weights[i] if len(self.loss_weights) else 1.
+            loss += weight * partial_loss(y_pred[i], y_true[i])
+        return loss
+"""
+    assert tdv201(code) == [(5, 15, "TDV201")]
+    assert tdv201(code.replace("loss += weight *", "loss = loss + weight *")) == []

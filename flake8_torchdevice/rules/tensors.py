@@ -177,7 +177,9 @@ class FactoryWithoutDevice(Rule):
       `x.type(Tensor)` or `Tensor(...)` for `Tensor = torch.cuda.FloatTensor if cuda else
       torch.FloatTensor`, and what is computed from one: `model(x)`, `logits.argmax(1)`,
       `pred == y`), also as an accumulator (`correct = torch.zeros(1)`, then
-      `correct += (pred == y).sum()`, also into a part of it: `conf[:k, :k] += batch_conf`),
+      `correct += (pred == y).sum()`, also into a part of it: `conf[:k, :k] += batch_conf`; and
+      a 0-dim `loss = torch.tensor(0.)` that a loss of the inputs is added into in place,
+      `loss += w * partial_loss(y_pred[i], y_true[i])`, which a CPU tensor refuses),
       as the seed gradient of such outputs
       (`autograd.grad(d_out, x, torch.ones(n, 1))`), or handed with one to a loss
       (`criterion(preds, torch.ones(n))`, a project's `cross_entropy(logits, targets)`);
@@ -854,8 +856,15 @@ class FactoryWithoutDevice(Rule):
     def _loss_of_inputs(self, value: cst.CSTNode) -> bool:
         """`self.loss_track(sims, targets)`, `criterion(pred, y)`: a loss computed from the
         inputs, on their device (mmtracking's `loss_track += self.loss_track(...)`)."""
+        if isinstance(value, cst.BinaryOperation):  # `weight * partial_loss(y_pred, y_true)`
+            return self._loss_of_inputs(value.left) or self._loss_of_inputs(value.right)
+        # (in device-sensitive code, also of an item of an input: `partial_loss(y_pred[i], y_true[i])`
+        # of a module's lists of outputs and targets)
+        frame = self._frame
         return isinstance(value, cst.Call) and bool(_LOSS_CALLEE_RE.search(last_identifier(value.func) or "")) \
-            and any(self.ctx.origins.involves_input(arg.value) for arg in value.args)
+            and any(self.ctx.origins.involves_input(arg.value)
+                    or (frame.any_mix_is_a_bug and isinstance(arg.value, cst.Subscript)
+                        and root_name(arg.value) in frame.inputs) for arg in value.args)
 
     # ------------------------------------------------------------ the factory's fate
 
