@@ -4307,6 +4307,8 @@ def run(ddp_model):
     return ddp_model(torch.zeros(1, 3))
 def width(model):
     return model(torch.zeros(1, 3)).shape[1]
+def test_forward_pass(model):
+    assert model(torch.randn(10, 3)).isfinite().all()
 """
     assert tdv201(code) == []
 

@@ -252,6 +252,11 @@ class Analyzer(cst.CSTVisitor):
         return self.scopes[-1]
 
     @property
+    def in_test_file(self) -> bool:
+        """A test module (`test_*.py`, `*_test.py`): its functions' parameters are fixtures."""
+        return self._test_file
+
+    @property
     def guarded(self) -> bool:
         """True inside code that only runs when CUDA is present; everywhere in a module
         that is CUDA-only on purpose (`cuda_only_module`)."""

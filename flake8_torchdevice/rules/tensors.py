@@ -210,7 +210,8 @@ class FactoryWithoutDevice(Rule):
     a dummy input run through a network as its first input (`model(torch.randn(1, 3, 224,
     224))`, `writer.add_graph(model, dummy)`) when the network was moved here to a run-time
     device, was handed in (a parameter known to be a module or named for one, also kept as
-    `self._model = model` in that method: a summary, a search for a layer, a hook), or is the
+    `self._model = model` in that method: a summary, a search for a layer, a hook; not a test's,
+    whose parameters are pytest's fixtures), or is the
     module itself run after it was built (`self.forward(x)` in a method other than
     `__init__`), but not a probe of its output's size (`model(dummy).shape`, which models
     run while they are built) nor for a model the function takes to the CPU (`model.cpu()`);
@@ -1720,7 +1721,9 @@ class FactoryWithoutDevice(Rule):
         a_model = surely_a_model or kinds.is_known_module(func)
         if a_model and self.ctx.origins.is_on_device(func):
             return True
-        handed_in = _handed_in_here(function, func)
+        # (not a test's: pytest hands it a fixture, a model of the test's own making)
+        handed_in = None if self.ctx.in_test_file or function.name.value.startswith("test") \
+            else _handed_in_here(function, func)
         return handed_in is not None and (a_model or names_a_model(func)) and not _moved_to_cpu_in(function, handed_in)
 
     def _own_method_given_no_input(self, call: cst.Call, arg: cst.Arg) -> bool:
