@@ -4362,3 +4362,14 @@ class Model(nn.Module):
 """
     assert tdv201(code) == [(5, 15, "TDV201")]
     assert tdv201(code.replace("loss += weight *", "loss = loss + weight *")) == []
+
+
+def test_a_test_modules_helpers_get_fixtures():
+    # a helper of a test module runs a model a test's fixture built (mmrazor's `_test_a_mutator`)
+    code = """import torch
+def check_model(model):
+    x = torch.rand([2, 3, 224, 224])
+    return model(x)
+"""
+    assert [f.line for f in lint_source(code, "utils.py", Options(enabled=ONLY))] == [3]
+    assert lint_source(code, "test_utils.py", Options(enabled=ONLY)) == []
