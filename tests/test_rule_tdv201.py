@@ -4309,6 +4309,9 @@ def width(model):
     return model(torch.zeros(1, 3)).shape[1]
 def test_forward_pass(model):
     assert model(torch.randn(10, 3)).isfinite().all()
+def output_dimension(module, in_features):
+    output = module(torch.zeros(1, in_features))
+    return output.size(-1)
 """
     assert tdv201(code) == []
 
@@ -4373,3 +4376,21 @@ def check_model(model):
 """
     assert [f.line for f in lint_source(code, "utils.py", Options(enabled=ONLY))] == [3]
     assert lint_source(code, "test_utils.py", Options(enabled=ONLY)) == []
+
+
+def test_a_name_the_function_takes_to_the_host_elsewhere():
+    # Pointcept's instance results: `scores = torch.stack(scores).cpu()` on one arm, an empty
+    # `torch.tensor([])` on the other, both returned from forward on the host on purpose
+    code = """import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        scores = [s.mean() for s in self.head(x)]
+        if len(scores) > 0:
+            scores = torch.stack(scores).cpu()
+        else:
+            scores = torch.tensor([])
+        return {"scores": scores, "x": x}
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("torch.stack(scores).cpu()", "torch.stack(scores)")) == [(9, 21, "TDV201")]

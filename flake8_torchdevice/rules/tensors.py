@@ -213,8 +213,9 @@ class FactoryWithoutDevice(Rule):
     `self._model = model` in that method: a summary, a search for a layer, a hook; not a test's,
     whose parameters are pytest's fixtures), or is the
     module itself run after it was built (`self.forward(x)` in a method other than
-    `__init__`), but not a probe of its output's size (`model(dummy).shape`, which models
-    run while they are built) nor for a model the function takes to the CPU (`model.cpu()`);
+    `__init__`), but not a probe of its output's size (`model(dummy).shape`, or `out =
+    module(dummy)` read only as `out.size(-1)`, which models run while they are built) nor for
+    a model the function takes to the CPU (`model.cpu()`);
     a CPU tensor compared with `torch.allclose` (which checks devices); one appended to a
     local list (`tokens.append(torch.zeros(b, d))`) is followed as that list (then
     `torch.cat(tokens + [x[:, t]])`), and appended to a list holding the inputs' tensors it
@@ -297,6 +298,9 @@ class FactoryWithoutDevice(Rule):
     torch.eye(n)` filled and returned, also as a part of a tuple); a helper that moves its
     argument when told a device (`if device: x = x.to(device)`, `return x`) moves it.
 
+    Not reported for a name that another arm of an `if` binds to a move to the CPU
+    (`scores = torch.stack(scores).cpu()` / `else: scores = torch.tensor([])`): the code wants
+    that value on the host.
     Not reported in a function that applies Python callables to a tensor it was handed
     (`preds.apply_(f)`, like `.numpy()` without `.cpu()`, raises for a GPU tensor: it runs on
     the CPU); nor after a move to a device named for the host (`host = torch.device("cpu")`,
@@ -1554,7 +1558,8 @@ class FactoryWithoutDevice(Rule):
             if model and model[0] is not arg and self.ctx.origins.is_on_device(model[0].value):
                 self._partner = model[0].value
                 return BAD
-        size_probe = isinstance(around, cst.Attribute) and around.attr.value in ("shape", "size", "numel", "dim")
+        size_probe = (isinstance(around, cst.Attribute) and around.attr.value in _SIZE_ATTRIBUTES) \
+            or self._only_sized(around)
         if (positional[:1] == [arg] and not size_probe and self._model_where_it_sits(call.func)) or (
                 callee == "add_graph" and positional[1:2] == [arg]
             and self._model_where_it_sits(positional[0].value, surely_a_model=True)):
@@ -1796,6 +1801,8 @@ class FactoryWithoutDevice(Rule):
         frame = self._frame
         if frame.copies_input_to_host and not frame.any_mix_is_a_bug:
             return  # CPU work on purpose
+        if self._host_side_name(call):
+            return  # `scores = torch.tensor([])` where another arm binds `scores = torch.stack(s).cpu()`
         project = self.ctx.project
         if project is not None and project.default_device_set_in_project():
             return  # another file of the project makes every factory's tensor on its device
@@ -1810,6 +1817,48 @@ class FactoryWithoutDevice(Rule):
             self._deferred.setdefault(id(frame.node), []).append((call, message, fix))
         else:
             self.report(call, message, fix=fix)
+
+    def _only_sized(self, statement: Optional[cst.CSTNode]) -> bool:
+        """`output = module(x)` whose name the function then reads only for its size
+        (`return output.size(-1)`): a probe of a network's output size (torchrec)."""
+        function = self._frame.node
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name) and isinstance(function, cst.FunctionDef)):
+            return False
+        name = statement.targets[0].target.value
+        sized = read = 0
+        for node in descendants(function.body):
+            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+                sized += node.attr.value in _SIZE_ATTRIBUTES
+            elif isinstance(node, cst.Name) and node.value == name:
+                read += 1
+        # (each sized read is also a read of the name; one more read is the binding itself)
+        return sized > 0 and read == sized + 1
+
+    def _host_side_name(self, call: cst.Call) -> bool:
+        """Is `call` bound to a name (`scores = torch.tensor([])`) that the function elsewhere
+        binds to a move to the CPU (`scores = torch.stack(scores).cpu()`)? Then the CPU is where
+        the code wants that value (Pointcept's instance results, returned on the host)."""
+        stack = self._stacks.get(id(call)) or ()
+        statement = stack[-2] if len(stack) > 1 else None
+        function = self._frame.node
+        if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name) and isinstance(function, cst.FunctionDef)):
+            return False
+        name = statement.targets[0].target.value
+        to_host = [node for node in function_statements(function)
+                   if isinstance(node, cst.Assign) and node is not statement and moves_to_cpu(node.value)
+                   and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets)]
+        if not to_host:
+            return False
+        # (on another arm of an `if`: not `host = x.cpu()` then `host = torch.tensor([...])`)
+        for node in descendants(function.body):
+            if isinstance(node, cst.If) and isinstance(node.orelse, (cst.Else, cst.If)):
+                body, orelse = set(map(id, descendants(node.body))), set(map(id, descendants(node.orelse)))
+                if any((id(statement) in body and id(other) in orelse) or (id(statement) in orelse and id(other) in body)
+                       for other in to_host):
+                    return True
+        return False
 
     def _device_for_fix(self, call: cst.Call, partner: Optional[cst.CSTNode]) -> Optional[Tuple[str, bool]]:
         """The device `fix` gives the factory (`base.device_for_fix`, which asks the
@@ -2019,6 +2068,8 @@ def _is_record(call: cst.Call) -> bool:
 
 # Functions that run a module on example inputs: `torch.jit.trace(model, example)`.
 _TRACERS = frozenset({"torch.jit.trace", "torch.onnx.export", "torch.export.export"})
+# What a probe of a network's output reads of it: its size, never its values.
+_SIZE_ATTRIBUTES = frozenset({"shape", "size", "numel", "dim", "ndim"})
 
 
 # Tensor methods whose source argument (position, keyword) must be a tensor: `scatter_add_(dim,
