@@ -4394,3 +4394,29 @@ class Net(nn.Module):
 """
     assert tdv201(code) == []
     assert tdv201(code.replace("torch.stack(scores).cpu()", "torch.stack(scores)")) == [(9, 21, "TDV201")]
+
+
+def test_a_tests_fixtures_are_its_own_data():
+    # TorchCP's tests: `cumsum == torch.arange(...)` of what a fixture's CPU data gave; with a
+    # device handed in too (torchao's `test_grouped_mm(x, device)`) the test runs on that device
+    code = """import torch
+def test_cumsum(sample_data):
+    cumsum = torch.cumsum(sample_data["probs"], dim=1)
+    assert torch.all(cumsum > torch.arange(1, cumsum.shape[1] + 1))
+"""
+    assert lint_source(code, "test_topk.py", Options(enabled=ONLY)) == []
+    with_device = code.replace("(sample_data)", "(sample_data, device)")
+    assert [f.line for f in lint_source(with_device, "test_topk.py", Options(enabled=ONLY))] == [4]
+
+
+def test_a_model_whose_outputs_are_read_as_arrays_runs_on_the_host():
+    # face.evoLVe's `run_first_stage(image, net, ...)`: `output[1].data.numpy()` raises for a GPU
+    # tensor, so the network it was handed is on the CPU
+    code = """import torch
+def run_first_stage(image, net, scale):
+    img = torch.FloatTensor(image)
+    output = net(img)
+    return output[1].data.numpy()
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("output[1].data.numpy()", "output[1].data.cpu().numpy()")) == [(3, 10, "TDV201")]

@@ -275,6 +275,9 @@ class OriginsContext(KindsContext, Protocol):
 
     kinds: ValueKinds
 
+    @property
+    def in_test_file(self) -> bool: ...
+
     def arms(self) -> Tuple[Tuple[int, bool], ...]: ...
 
     def tests(self) -> List[Tuple[str, object]]: ...
@@ -406,6 +409,10 @@ class TensorOrigins:
         params = parameter_names(node)
         device_names = [p for p in params if is_device_name(p)]
         inputs = {p for p in maybe_tensor_params(node) if p not in device_names}
+        if inputs and not device_names and name.startswith("test") and self.ctx.in_test_file:
+            # a test's parameters are pytest's fixtures, the suite's own CPU data unless it
+            # hands the test a device too (`def test_mm(x, device)`)
+            inputs = set()
         if inputs:
             inputs -= _tested_as_numbers(node)
         sensitive, method_name, told_device = False, None, False

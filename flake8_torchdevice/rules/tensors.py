@@ -211,7 +211,8 @@ class FactoryWithoutDevice(Rule):
     224))`, `writer.add_graph(model, dummy)`) when the network was moved here to a run-time
     device, was handed in (a parameter known to be a module or named for one, also kept as
     `self._model = model` in that method: a summary, a search for a layer, a hook; not a test's,
-    whose parameters are pytest's fixtures), or is the
+    whose parameters are pytest's fixtures, nor one whose results the function reads with
+    `.numpy()` and no `.cpu()`, which runs it on the host), or is the
     module itself run after it was built (`self.forward(x)` in a method other than
     `__init__`), but not a probe of its output's size (`model(dummy).shape`, or `out =
     module(dummy)` read only as `out.size(-1)`, which models run while they are built) nor for
@@ -298,6 +299,9 @@ class FactoryWithoutDevice(Rule):
     torch.eye(n)` filled and returned, also as a part of a tuple); a helper that moves its
     argument when told a device (`if device: x = x.to(device)`, `return x`) moves it.
 
+    Not reported in a test function (`test_*` in a test module) on its parameters, which are
+    pytest's fixtures, the suite's own data, unless a device is handed in too (`def
+    test_grouped_mm(x, device)`).
     Not reported for a name that another arm of an `if` binds to a move to the CPU
     (`scores = torch.stack(scores).cpu()` / `else: scores = torch.tensor([])`): the code wants
     that value on the host.
@@ -1729,7 +1733,9 @@ class FactoryWithoutDevice(Rule):
         # (not a test's: pytest hands it a fixture, a model of the test's own making)
         handed_in = None if self.ctx.in_test_file or function.name.value.startswith("test") \
             else _handed_in_here(function, func)
-        return handed_in is not None and (a_model or names_a_model(func)) and not _moved_to_cpu_in(function, handed_in)
+        # (not one whose results the function reads with `.numpy()` and no `.cpu()`: it runs the
+        # model on the CPU, face.evoLVe's `run_first_stage`)
+        return handed_in is not None and not _reads_arrays_on_the_host(function) and (a_model or names_a_model(func)) and not _moved_to_cpu_in(function, handed_in)
 
     def _own_method_given_no_input(self, call: cst.Call, arg: cst.Arg) -> bool:
         """`self.<method>(...)` of a method the class (or a base in the file) defines, none of
@@ -3035,6 +3041,22 @@ def _handed_in_here(function: cst.FunctionDef, node: cst.CSTNode) -> Optional[st
                 and any(dotted_name(target.target) == key for target in statement.targets):
             return statement.value.value
     return None
+
+
+def _reads_arrays_on_the_host(function: cst.FunctionDef) -> bool:
+    """Does `function` call `.numpy()` on a tensor it did not take to the CPU (`out.data.numpy()`,
+    not `out.cpu().numpy()`)? That raises for a GPU tensor: the function computes on the host."""
+    for node in descendants(function):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy":
+            receiver = node.func.value
+            while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                    and receiver.func.attr.value in ("detach", "flatten", "squeeze", "float"):
+                receiver = receiver.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+                receiver = receiver.value
+            if not (isinstance(receiver, cst.Call) and moves_to_cpu(receiver)):
+                return True
+    return False
 
 
 def _moved_to_cpu_in(function: cst.FunctionDef, name: str) -> bool:
