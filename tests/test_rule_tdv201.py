@@ -4420,3 +4420,20 @@ def run_first_stage(image, net, scale):
 """
     assert tdv201(code) == []
     assert tdv201(code.replace("output[1].data.numpy()", "output[1].data.cpu().numpy()")) == [(3, 10, "TDV201")]
+
+
+def test_what_the_code_tests_is_no_tensor_is_none():
+    # anomalib's `_cov(observations: Tensor, aweights: Tensor | None)`: `if not torch.is_tensor(w):
+    # w = torch.tensor(w)` makes a CPU tensor of a list, whatever the annotation says; and
+    # `torch.sum(w)` after it says nothing of what `w` held before
+    code = """import torch
+def cov(observations: torch.Tensor, aweights: torch.Tensor | None = None):
+    weights = aweights
+    if weights is not None:
+        if not torch.is_tensor(weights):
+            weights = torch.tensor(weights, dtype=torch.float)
+        weights_sum = torch.sum(weights)
+        return torch.sum(observations * (weights / weights_sum)[:, None], 0)
+    return torch.mean(observations, 0)
+"""
+    assert tdv201(code) == [(6, 22, "TDV201")]

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Container, Dict, Iterable, List, Optional, Protocol, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Container, Dict, FrozenSet, Iterable, List, Optional, Protocol, Sequence, Set, Tuple
 
 import libcst as cst
 
 from .devices import is_device_name
 from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS,
                       TENSOR_METHODS_ALSO_FUNCTIONS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class)
-from .syntax import (comprehension_clauses, dotted_name, exclusive_arms, has_star_kwargs, keyword, last_identifier,
+from .syntax import (comprehension_clauses, descendants, dotted_name, exclusive_arms, has_star_kwargs, keyword, last_identifier,
                      method_call, number_value, parameter_loop_targets, positional_args, string_value, unpacked_pairs)
 
 if TYPE_CHECKING:
@@ -289,6 +289,8 @@ def _may_narrow(test: cst.BaseExpression) -> bool:
     """`isinstance(...)` or `....is_tensor(...)`, alone or in an `and`."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _may_narrow(test.left) or _may_narrow(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _may_narrow(test.expression)  # `if not torch.is_tensor(w):`: not a tensor there
     return isinstance(test, cst.Call) and (
         (isinstance(test.func, cst.Name) and test.func.value == "isinstance")
         or (isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_tensor"))
@@ -357,6 +359,7 @@ class ValueKinds:
         self.tensor_layers: Dict[Tuple[str, str], bool] = {}
         self._run_time = False  # `is_fixed_at_run_time`: no method counts as construction time
         self._narrowing = 0  # enclosing `if` tests that may narrow a name to a tensor
+        self._type_tested: Dict[int, FrozenSet[str]] = {}  # id of a function -> `_type_tested_names`
 
     # ------------------------------------------------------------ queries
 
@@ -412,6 +415,31 @@ class ValueKinds:
             return False  # most code: no such test around, no walk up the stack
         return any(isinstance(node, cst.If) and in_body and self._tests_tensor(test, dotted)
                    for node, test, in_body in self.ctx.enclosing_tests())
+
+    def _type_tested_names(self) -> FrozenSet[str]:
+        """The names the current function tests with `torch.is_tensor(x)` or `isinstance(x, ...)`."""
+        function = self.ctx.current_function
+        if function is None:
+            return frozenset()
+        found = self._type_tested.get(id(function))
+        if found is None:
+            found = self._type_tested[id(function)] = frozenset(
+                node.args[0].value.value for node in descendants(function)
+                if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.Name)
+                and self._is_tensor_test(node))
+        return found
+
+    def _narrowed_away_from_tensor(self, dotted: str) -> bool:
+        """In the body of `if not torch.is_tensor(x):` or the `else` of `if torch.is_tensor(x):`."""
+        for node, test, in_body in self.ctx.enclosing_tests():
+            if not isinstance(node, cst.If):
+                continue
+            if in_body and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+                    and self._tests_tensor(test.expression, dotted):
+                return True
+            if not in_body and isinstance(test, cst.Call) and self._tests_tensor(test, dotted):
+                return True
+        return False
 
     def visit_If(self, node: cst.If) -> None:
         self._narrowing += _may_narrow(node.test)
@@ -594,6 +622,8 @@ class ValueKinds:
         kinds = scope.notes.get("kinds")
         if kinds is not None:
             kind = kinds.names.get(name)
+            if kind == TENSOR and self._narrowing and self._narrowed_away_from_tensor(name):
+                return None  # `w = aweights` of a `Tensor | None`, in `if not torch.is_tensor(w):`
             if kind is not None:
                 return kind
             if name in kinds.tensor_uses and name not in kinds.instances:
@@ -604,6 +634,8 @@ class ValueKinds:
             kind = annotation_kind(scope.node, name, self.ctx.resolve)
             if kind is None and self._annotated_with_a_module_class(scope.node, name):
                 return MODULE  # `code_generator: CodeGenerator`, a module class of the project
+            if kind == TENSOR and self._narrowing and self._narrowed_away_from_tensor(name):
+                return None  # `w: Tensor | None` in `if not torch.is_tensor(w):` is a list or an array
             return kind
         return None
 
@@ -1287,8 +1319,12 @@ class ValueKinds:
             operand = input_tensor_operand(qualified, node)
             root = operand_root(operand) if operand is not None else None
             facts = self.facts()
+            tested = self._type_tested_names() if root is not None else frozenset()
             for _ in range(4):
-                if root is None or root in ("self", "cls"):
+                # (not a name now bound to a tensor made here, nor one the function tests for being
+                # one: after `if not torch.is_tensor(w): w = torch.tensor(w)`, `torch.sum(w)` says
+                # nothing of what `w` held before)
+                if root is None or root in ("self", "cls") or facts.names.get(root) == TENSOR or root in tested:
                     break
                 facts.tensor_uses.add(root)
                 root = facts.computed_from.get(root)
