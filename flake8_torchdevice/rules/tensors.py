@@ -1562,9 +1562,9 @@ class FactoryWithoutDevice(Rule):
             if model and model[0] is not arg and self.ctx.origins.is_on_device(model[0].value):
                 self._partner = model[0].value
                 return BAD
-        size_probe = (isinstance(around, cst.Attribute) and around.attr.value in _SIZE_ATTRIBUTES) \
-            or self._only_sized(around)
-        if (positional[:1] == [arg] and not size_probe and self._model_where_it_sits(call.func)) or (
+        if (positional[:1] == [arg] and self._model_where_it_sits(call.func) and not (
+                isinstance(around, cst.Attribute) and around.attr.value in _SIZE_ATTRIBUTES)
+                and not self._only_sized(around)) or (
                 callee == "add_graph" and positional[1:2] == [arg]
             and self._model_where_it_sits(positional[0].value, surely_a_model=True)):
             # `model(torch.randn(1, 3, 224, 224))` of a model moved here or handed in (a summary,
