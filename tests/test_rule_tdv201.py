@@ -4437,3 +4437,16 @@ def cov(observations: torch.Tensor, aweights: torch.Tensor | None = None):
     return torch.mean(observations, 0)
 """
     assert tdv201(code) == [(6, 22, "TDV201")]
+
+
+def test_a_tokenizer_named_for_its_loss_mask_is_no_loss():
+    # Model-Optimizer's `_tokenize_with_loss_mask`: a tokenizer's CPU mask, named for the loss it
+    # will feed, is data made on the host, not a loss returned to the caller
+    code = """import torch
+def _tokenize_with_loss_mask(ids, n):
+    loss_mask = torch.ones(len(ids), dtype=torch.long)
+    loss_mask[:n] = 0
+    return ids, loss_mask
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("_tokenize_with_loss_mask", "masked_loss")) == [(3, 16, "TDV201")]

@@ -455,8 +455,11 @@ class TensorOrigins:
                 # a method of an object told its device (`self.device = device`): an agent's
                 # `update(self, batch)`, a solver's `step(self, u)` compute where that device is
                 sensitive, method_name, told_device = True, name, True
-        elif info is None and _LOSS_FUNCTION_RE.search(name) and not name.startswith("test"):
-            sensitive = True  # (not `test_ilql_loss_doesnt_crash`: a test, on whatever device it sets up)
+        elif info is None and _LOSS_FUNCTION_RE.search(name) and not name.startswith("test") \
+                and not re.search(r"tokeni[sz]e(?!r)", name, re.I):
+            # (not `test_ilql_loss_doesnt_crash`: a test, on whatever device it sets up; nor
+            # `tokenize_with_loss_mask`: a tokenizer's CPU tensors, named for what they are for)
+            sensitive = True
         outer = self._frames[-1] if self._frames else None
         nested = info is None and outer is not None and isinstance(outer.node, cst.FunctionDef)
         if nested and outer.sensitive:

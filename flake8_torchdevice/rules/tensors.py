@@ -112,7 +112,8 @@ class FactoryWithoutDevice(Rule):
       `torch.distributions` subclass (on the tensors its `__init__` was handed:
       `self.loc` of `self.loc = loc`) or of a class of the project named for a distribution
       (`DiagGaussianDistribution`: its `mean`, `std`, `logits`...), and functions named like a
-      loss, metric, accuracy or sampling step (not tests: `test_loss_is_finite`), when
+      loss, metric, accuracy or sampling step (not tests: `test_loss_is_finite`; nor a tokenizer's
+      `tokenize_with_loss_mask`, whose mask is data made on the host), when
       they have parameters that may hold tensors. There the tensor is reported when it
       is combined with a tensor argument (`x + torch.ones(3)`, `torch.cat([x, pad])`), passed to a function
       outside `torch` or to a part of the module (`self.LSTM_outer(h)`), added into
