@@ -4312,6 +4312,9 @@ def test_forward_pass(model):
 def output_dimension(module, in_features):
     output = module(torch.zeros(1, in_features))
     return output.size(-1)
+def flattened_dimension(model_cnn, c, h, w):
+    flat = torch.flatten(model_cnn(torch.zeros(1, c, h, w)), start_dim=1)
+    return flat.shape[1]
 """
     assert tdv201(code) == []
 

@@ -1565,7 +1565,8 @@ class FactoryWithoutDevice(Rule):
                 return BAD
         if (positional[:1] == [arg] and self._model_where_it_sits(call.func) and not (
                 isinstance(around, cst.Attribute) and around.attr.value in _SIZE_ATTRIBUTES)
-                and not self._only_sized(around)) or (
+                and not self._only_sized(next((n for n in reversed(self.ctx.stack)
+                                               if isinstance(n, cst.BaseSmallStatement)), None))) or (
                 callee == "add_graph" and positional[1:2] == [arg]
             and self._model_where_it_sits(positional[0].value, surely_a_model=True)):
             # `model(torch.randn(1, 3, 224, 224))` of a model moved here or handed in (a summary,
@@ -1826,8 +1827,9 @@ class FactoryWithoutDevice(Rule):
             self.report(call, message, fix=fix)
 
     def _only_sized(self, statement: Optional[cst.CSTNode]) -> bool:
-        """`output = module(x)` whose name the function then reads only for its size
-        (`return output.size(-1)`): a probe of a network's output size (torchrec)."""
+        """`output = module(x)` (also through torch ops: `flat = torch.flatten(cnn(x), 1)`) whose
+        name the function then reads only for its size (`return output.size(-1)`): a probe of a
+        network's output size (torchrec, Pearl)."""
         function = self._frame.node
         if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0].target, cst.Name) and isinstance(function, cst.FunctionDef)):
