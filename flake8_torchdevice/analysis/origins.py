@@ -196,7 +196,9 @@ def is_data_pipeline_path(filename: Optional[str]) -> bool:
 
 
 
-_SIZE_OR_HOST = frozenset({"shape", "size", "dim", "ndim", "numel", "cpu", "numpy", "tolist", "item", "__len__"})
+# What reads a tensor's size, never its values (also a probe of a network's output size).
+SIZE_ATTRIBUTES = frozenset({"shape", "size", "dim", "ndim", "numel"})
+_SIZE_OR_HOST = SIZE_ATTRIBUTES | {"cpu", "numpy", "tolist", "item", "__len__"}
 _HOST = frozenset({"cpu", "numpy", "tolist"})
 # Namespaces of functions that compute on the tensors they are given, where those are.
 # A class of the project that is a distribution by its name or its base's: `DiagGaussianDistribution`.

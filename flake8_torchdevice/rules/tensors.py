@@ -24,8 +24,8 @@ from ..analysis import (
 from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
                                 follows_own_device, remakes_state)
 from ..analysis.devices import is_device_move, moves_to_cpu
-from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, FunctionOrigins, is_data_pipeline_name,
-                                is_tensor_op, tensor_expression_root)
+from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, SIZE_ATTRIBUTES, FunctionOrigins,
+                                is_data_pipeline_name, is_tensor_op, tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, descendants,
                                exclusive_arms, first_argument, flag_test, function_statements,
@@ -1564,7 +1564,7 @@ class FactoryWithoutDevice(Rule):
                 self._partner = model[0].value
                 return BAD
         if (positional[:1] == [arg] and self._model_where_it_sits(call.func) and not (
-                isinstance(around, cst.Attribute) and around.attr.value in _SIZE_ATTRIBUTES)
+                isinstance(around, cst.Attribute) and around.attr.value in SIZE_ATTRIBUTES)
                 and not self._only_sized(next((n for n in reversed(self.ctx.stack)
                                                if isinstance(n, cst.BaseSmallStatement)), None))) or (
                 callee == "add_graph" and positional[1:2] == [arg]
@@ -1838,7 +1838,7 @@ class FactoryWithoutDevice(Rule):
         sized = read = 0
         for node in descendants(function.body):
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
-                sized += node.attr.value in _SIZE_ATTRIBUTES
+                sized += node.attr.value in SIZE_ATTRIBUTES
             elif isinstance(node, cst.Name) and node.value == name:
                 read += 1
         # (each sized read is also a read of the name; one more read is the binding itself)
@@ -2077,8 +2077,6 @@ def _is_record(call: cst.Call) -> bool:
 
 # Functions that run a module on example inputs: `torch.jit.trace(model, example)`.
 _TRACERS = frozenset({"torch.jit.trace", "torch.onnx.export", "torch.export.export"})
-# What a probe of a network's output reads of it: its size, never its values.
-_SIZE_ATTRIBUTES = frozenset({"shape", "size", "numel", "dim", "ndim"})
 
 
 # Tensor methods whose source argument (position, keyword) must be a tensor: `scatter_add_(dim,
