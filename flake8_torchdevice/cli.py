@@ -38,6 +38,9 @@ from .rules import ALL_RULES, RULES_BY_CODE
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Files a folder is searched for (files named on the command line are always linted).
 LINTED_SUFFIXES = (".py", ".ipynb")
+# Jupyter's autosave copies: the notebook beside the folder is the one people run.
+# flake8 never reads notebooks, so skipping these keeps `check` equal to it on .py files.
+NOTEBOOK_CHECKPOINTS = ".ipynb_checkpoints"
 
 
 def is_excluded(path: str, patterns: Sequence[str]) -> bool:
@@ -53,9 +56,10 @@ def is_excluded(path: str, patterns: Sequence[str]) -> bool:
 
 def iter_python_files(paths: Iterable[str], exclude: Sequence[str] = DEFAULT_EXCLUDE,
                       stdin_display_name: str = "stdin") -> Iterator[str]:
-    """The files to lint, as flake8 finds them: folders are searched for *.py, skipping
-    excluded folders and files; a file named on the command line is linted whatever
-    its suffix unless it is excluded; `-` (stdin) only if its display name is not."""
+    """The files to lint, as flake8 finds them: folders are searched for *.py (and
+    notebooks outside `.ipynb_checkpoints`), skipping excluded folders and files; a file
+    named on the command line is linted whatever its suffix unless it is excluded; `-`
+    (stdin) only if its display name is not."""
     for path in paths:
         if path == "-":
             if stdin_display_name == "stdin" or not is_excluded(stdin_display_name, exclude):
@@ -68,8 +72,11 @@ def iter_python_files(paths: Iterable[str], exclude: Sequence[str] = DEFAULT_EXC
             continue
         for root, dirs, files in os.walk(path):
             dirs[:] = [d for d in dirs if not is_excluded(os.path.join(root, d), exclude)]
+            in_checkpoints = os.path.basename(root) == NOTEBOOK_CHECKPOINTS
             for name in files:
                 joined = os.path.join(root, name)
+                if in_checkpoints and name.endswith(".ipynb"):
+                    continue
                 if name.endswith(LINTED_SUFFIXES) and not is_excluded(joined, exclude):
                     yield joined
 

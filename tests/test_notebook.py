@@ -345,16 +345,26 @@ def test_check_finds_notebooks_in_folders_and_prints_cells(tmp_path):
         markdown("# Exploring"), code(["import torch\n", "%matplotlib inline\n", "model = Net().cuda()"]),
         code(["def broken(:\n", "    pass"]))))
     (tmp_path / "src" / "notes.txt").write_text("x.cuda()\n")
+    # Jupyter's autosave copies: the notebook is skipped (flake8 reads no notebooks),
+    # a .py file is linted as flake8 lints it
+    (tmp_path / "src" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "src" / ".ipynb_checkpoints" / "explore-checkpoint.ipynb").write_text(
+        (tmp_path / "src" / "explore.ipynb").read_text())
+    (tmp_path / "src" / ".ipynb_checkpoints" / "train-checkpoint.py").write_text("import torch\ny = m.cuda()\n")
     (tmp_path / "bad.ipynb").write_text("{not json")
     result = run_module("flake8_torchdevice", ["check", "src", "bad.ipynb"], cwd=str(tmp_path))
     message = ".cuda() hard-codes CUDA and fails without a GPU; use .to(device) with a device chosen at run time"
     assert result.stdout.splitlines() == [
+        os.path.join("src", ".ipynb_checkpoints", "train-checkpoint.py") + f":2:7: TDV101 {message}",
         os.path.join("src", "explore.ipynb") + f":cell 2:3:15: TDV101 {message}",
         os.path.join("src", "explore.ipynb") + ":cell 3:1:13: E999 SyntaxError: invalid syntax",
         os.path.join("src", "train.py") + f":2:7: TDV101 {message}",
     ]
     assert result.stderr.startswith("bad.ipynb: skipped: not a Jupyter notebook: invalid JSON")
     assert result.returncode == 1
+    named = os.path.join("src", ".ipynb_checkpoints", "explore-checkpoint.ipynb")
+    result = run_module("flake8_torchdevice", ["check", named], cwd=str(tmp_path))
+    assert result.stdout.splitlines()[0] == named + f":cell 2:3:15: TDV101 {message}"
 
 
 def test_fix_command_on_a_notebook(tmp_path):
