@@ -572,6 +572,27 @@ def test_message_and_remedy():
                                "assign it: x = x.to(device)")
 
 
+@pytest.mark.parametrize("body, line", [
+    ("for x, y in loader:\n    x.cpu()\n    del x\n", 4),
+    ("for x, y in loader:\n    x.cpu(); del x\n", 4),
+    ("for x, y in loader:\n    y.to('cpu')\n    del x, y\n", 4),
+])
+def test_a_move_of_what_is_deleted_next_is_dead_code_not_a_copy_to_keep(body, line):
+    """`x.cpu()` then `del x` meant to free memory: the remedy is to drop the call, and no
+    fix writes `x = x.cpu()` before the `del`."""
+    from flake8_torchdevice.engine import Options, lint_source
+    from flake8_torchdevice.fix import fix_source
+
+    code = function(body)
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert (finding.line, finding.col) == (line, 8)
+    assert finding.message.endswith("is deleted next: remove the call")
+    assert fix_source(code, "t.py").text == code
+    # a `del` of another name does not change the remedy
+    [finding] = lint_source(function("for x, y in loader:\n    x.cpu()\n    del y\n"), "t.py", Options(enabled=ONLY))
+    assert finding.message.endswith("assign it: x = x.cpu()")
+
+
 def test_cuda_call_is_also_tdv101():
     code = function("for x, y in loader:\n    x.cuda()\n")
     found = lint(code)

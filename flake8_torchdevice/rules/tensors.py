@@ -3304,6 +3304,8 @@ class DiscardedTo(Rule):
     ## Fix
     `fix` assigns the result back to the same target: `x.to(device)` becomes
     `x = x.to(device)` (`self.t.cuda()` becomes `self.t = self.t.cuda()`), comments kept.
+    A move of what the next statement deletes (`x.cpu()`, then `del x`: memory was to be
+    freed) is dead code: the message says to remove the call, and `fix` leaves it.
 
     ## How to silence it
     - One line: `x.to(device)  # noqa: TDV203`.
@@ -3340,6 +3342,7 @@ class DiscardedTo(Rule):
         # bare moves of receivers of unknown kind, decided when the file ends: later lines
         # (`x.unsqueeze(0)`, `model(x)`) and an `__init__` defined later may tell
         self._deferred: List[Tuple[cst.Expr, cst.Call, Callable[[], bool], bool]] = []
+        self._dead_moves: Set[cst.Call] = set()  # moves of what the next statement deletes
 
     def leave_Module(self, node: cst.Module) -> None:
         for statement, call, is_tensor, fixable in self._deferred:
@@ -3354,6 +3357,24 @@ class DiscardedTo(Rule):
                 self._check(node, element.value, fixable=False)
         else:
             self._check(node, node.value)
+
+    def _deleted_next(self, statement: cst.Expr, receiver: cst.BaseExpression) -> bool:
+        """`x.cpu()` then `del x`: the move is dead code (freeing memory was meant), not a
+        copy to assign back."""
+        line, block = self.ctx.parent(1), self.ctx.parent(2)
+        if not isinstance(line, cst.SimpleStatementLine) or statement not in line.body:
+            return False
+        after = line.body[line.body.index(statement) + 1:]
+        following = after[0] if after else None
+        if following is None and isinstance(block, (cst.IndentedBlock, cst.Module)) and line in block.body:
+            index = block.body.index(line) + 1
+            nxt = block.body[index] if index < len(block.body) else None
+            following = nxt.body[0] if isinstance(nxt, cst.SimpleStatementLine) else None
+        if not isinstance(following, cst.Del):
+            return False
+        target = following.target
+        deleted = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+        return any(receiver.deep_equals(d) for d in deleted)
 
     def _check(self, node: cst.Expr, call: cst.BaseExpression, fixable: bool = True) -> None:
         # `x.to(device).detach()`: a copy of the moved copy (a method that keeps the kind), discarded too
@@ -3371,6 +3392,8 @@ class DiscardedTo(Rule):
         if dotted_name(receiver) is None and not (isinstance(receiver, cst.Subscript) and (
                 subscript_key(receiver) or _is_keyed_by_name(receiver))):
             return  # `torch.zeros(1).cuda(i)`: a temporary made for its side effect, nothing to assign back to
+        if self._deleted_next(node, receiver):
+            self._dead_moves.add(call)
         kinds = self.ctx.kinds
         kind = kinds.kind_of(receiver)
         built_from = kinds.class_of(receiver)
@@ -3427,6 +3450,10 @@ class DiscardedTo(Rule):
         text = cst.Module([]).code_for_node(statement.value if fixable else call)
         if len(text) > 40:
             text = f"{target}.{method}(...)"
+        if call in self._dead_moves:  # (no fix: removing a line is the user's decision)
+            self.report(call, self.message.format(target=target, method=method,
+                                                  remedy=f"{target} is deleted next: remove the call"))
+            return
         # x.to(device) -> x = x.to(device) (x.to(device).detach() -> x = x.to(device).detach())
         assign = cst.Assign(targets=[cst.AssignTarget(receiver)], value=statement.value)
         self.report(call, self.message.format(target=target, method=method,
