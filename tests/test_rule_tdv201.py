@@ -97,6 +97,19 @@ def test_reported(code, expected):
 
 
 NOT_REPORTED = {
+    # libreyolo's DINOv2 copy: the pruning index goes to transformers' prune_linear_layer with
+    # the layer, which moves it where the layer's weight is; a function handed a sub-module
+    # and a tensor may do that, so a module method's fallback stays silent
+    "an index handed to a function beside a sub-module (rewired in place)": (
+        "import torch\nfrom torch import nn\nfrom transformers.pytorch_utils import prune_linear_layer\n"
+        "def find_heads(heads, n):\n    mask = torch.ones(n)\n    return heads, torch.arange(len(mask))[mask.eq(1)]\n"
+        "class Attention(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.query = nn.Linear(4, 4)\n    def prune_heads(self, heads):\n"
+        "        heads, index = find_heads(heads, 2)\n        self.query = prune_linear_layer(self.query, index)\n"),
+    "a mask handed to a function beside a sub-module": (
+        "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(3, 3, 1)\n    def sparsify(self, n):\n"
+        "        apply_mask(self.conv, torch.ones(n))\n"),
     # GPT-SoVITS' prefill: lengths read as slice bounds; the second comprehension's `i` counts,
     # whatever the first one's `i` held (each comprehension has its own)
     "lengths used as slice bounds by a comprehension's counter": (

@@ -1710,9 +1710,24 @@ class FactoryWithoutDevice(Rule):
             # `self.calculate_iou(gt_box, anchor_shapes)` of two CPU tensors made here: the helper
             # computes on what it is given, where it is
             return NEUTRAL
+        if self._frame.any_mix_is_a_bug and not tensor_op and self._beside_a_sub_module(call, arg):
+            # `prune_linear_layer(self.query, index)`: a function handed a layer and a tensor
+            # may well put the tensor where the layer is (transformers' does); unknown, so silent
+            return NEUTRAL
         # (an object told its device hands its CPU tensors to helpers on purpose too: ultralytics'
         # validator merges JSON boxes with `torch.tensor(bbox)`; only a mix with its tensors counts)
         return BAD if self._frame.any_mix_is_a_bug else NEUTRAL
+
+    def _beside_a_sub_module(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """Is another argument of `call` a sub-module the class keeps (`self.query`)?"""
+        info = self.ctx.current_class
+        if info is None or not info.is_module:
+            return False
+        for other in call.args:
+            attribute = self.ctx.kinds.self_attribute(other.value) if other is not arg else None
+            if attribute is not None and info.holds_a_module(attribute[1]):
+                return True
+        return False
 
     def _model_where_it_sits(self, func: cst.CSTNode, surely_a_model: bool = False) -> bool:
         """A network whose parameters are on a device the code here does not choose: moved here
