@@ -82,7 +82,8 @@ def caught(source: str, path: str, code: str, needle: str) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("clones", metavar="DIR", help="folder of git clones, one per repository (DIR/<name>)")
+    parser.add_argument("clones", metavar="DIR", help="folder of git clones, one per repository (DIR/<name>, "
+                                                      "or DIR/<owner>+<name> where two repositories share a name)")
     parser.add_argument("--list", action="store_true", help="print every row with its verdict")
     parser.add_argument("--project", metavar="DIR", help="lint each file inside its repository's tree (kept in DIR)")
     parser.add_argument("--commits", default=FIX_COMMITS, metavar="PATH",
@@ -90,7 +91,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     found, total, missing = Counter(), Counter(), 0
     for repo, commit, path, code, needle, note in rows(args.commits):
-        clone = os.path.join(args.clones, repo.split("/")[1])
+        clone = os.path.join(args.clones, repo.replace("/", "+"))
+        if not os.path.isdir(clone):
+            clone = os.path.join(args.clones, repo.split("/")[1])
         before_path, _, after_path = path.partition(">")
         before = file_at(clone, f"{commit}^", before_path) if os.path.isdir(clone) else None
         if before is None:
