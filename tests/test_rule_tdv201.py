@@ -3648,6 +3648,26 @@ def tangent_gaussian(R0):
     assert tdv201(code.replace(".to(v.device)", "")) == []
 
 
+def test_a_helper_that_compares_with_its_argument_keeps_its_device():
+    # MusicTransformer's `sequence_mask(length)`: `x.unsqueeze(0) < length.unsqueeze(1)` of an
+    # arange made on length's device is a mask there; a CPU arange handed in meets the
+    # target's mask in torch.max
+    code = """import torch
+def masks(size, trg, pad_token):
+    trg = trg[:, None, None, :]
+    dec_trg_mask = trg == torch.ones_like(trg) * pad_token
+    seq_mask = sequence_mask(torch.arange(1, size + 1), size) * -1 + 1
+    return torch.max(dec_trg_mask, seq_mask)
+
+def sequence_mask(length, max_length):
+    x = torch.arange(max_length, dtype=length.dtype, device=length.device)
+    return x.unsqueeze(0) < length.unsqueeze(1)
+"""
+    assert tdv201(code) == [(5, 29, "TDV201")]
+    # a membership test is no tensor of the argument's
+    assert tdv201(code.replace("return x.unsqueeze(0) < length.unsqueeze(1)", "return x in length")) == []
+
+
 def test_an_imported_helper_that_keeps_its_arguments_device(tmp_path):
     files = {
         "padding.py": (

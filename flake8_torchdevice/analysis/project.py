@@ -891,6 +891,9 @@ def _follows_first_argument(summary: FileSummary, prepared: _Prepared, followers
             return follows(node.operand, line, depth + 1)
         if isinstance(node, ast.BinOp):
             return follows(node.left, line, depth + 1) or follows(node.right, line, depth + 1)
+        if isinstance(node, ast.Compare) and not isinstance(node.ops[0], (ast.In, ast.NotIn, ast.Is, ast.IsNot)):
+            # `x.unsqueeze(0) < length.unsqueeze(1)`: a mask where the compared tensors are
+            return any(follows(operand, line, depth + 1) for operand in (node.left, *node.comparators))
         if not isinstance(node, ast.Call):
             return False
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
