@@ -106,6 +106,11 @@ NOT_REPORTED = {
         "class Attention(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.query = nn.Linear(4, 4)\n    def prune_heads(self, heads):\n"
         "        heads, index = find_heads(heads, 2)\n        self.query = prune_linear_layer(self.query, index)\n"),
+    "an index handed to a function rewiring a part of a sub-module": (
+        "import torch\nfrom torch import nn\nfrom transformers.pytorch_utils import prune_linear_layer\n"
+        "class Attention(nn.Module):\n    def __init__(self, inner):\n        super().__init__()\n"
+        "        self.attention = inner\n    def prune_heads(self, n):\n        index = torch.arange(n)\n"
+        "        self.attention.query = prune_linear_layer(self.attention.query, index)\n"),
     "a mask handed to a function beside a sub-module": (
         "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.conv = nn.Conv2d(3, 3, 1)\n    def sparsify(self, n):\n"

@@ -341,10 +341,7 @@ class ClassInfo:
         assigned = [a for info in self.lineage() for a in info.assignments if a.name == name and not a.element]
         if not assigned:
             return None
-        # (`self.query = prune_linear_layer(self.query, index)`: a function of unknown kind
-        # given the attribute itself returns what it was given, rewired)
-        real = [a.kind for a in assigned if not (isinstance(a.value, cst.Name) and a.value.value == "None")
-                and not (a.kind is None and _rewraps(a.value, name))]
+        real = [a.kind for a in assigned if not (isinstance(a.value, cst.Name) and a.value.value == "None")]
         return bool(real) and all(kind == MODULE for kind in real)
 
     def is_registered_at(self, assignment: AttributeAssignment) -> bool:
@@ -896,12 +893,3 @@ def _tests_not_none(test: cst.BaseExpression, dotted: str) -> bool:
     return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
         and isinstance(test.comparisons[0].operator, cst.IsNot) and dotted_name(test.left) == dotted \
         and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
-
-
-def _rewraps(value: cst.BaseExpression, name: str) -> bool:
-    """`f(self.<name>, ...)`: a call handed the attribute it is assigned to, first."""
-    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
-        return False
-    first = value.args[0].value
-    return isinstance(first, cst.Attribute) and first.attr.value == name and isinstance(first.value, cst.Name) \
-        and first.value.value == "self"

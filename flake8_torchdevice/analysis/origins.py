@@ -96,19 +96,20 @@ _BUILDER_RE = re.compile(r"^_*(create|build|make|get|init)_", re.I)
 # `build_*` stays a builder (YOLOv2's `build_targets` fills CPU targets)
 _COMPUTING_BUILDER_RE = re.compile(r"^_*(?:get|make|create)_", re.I)
 _LOSS_CLASS_RE = re.compile(r"loss|metric|criterion", re.I)
-# Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`.
-_DATA_PIPELINE_RE = re.compile(r"collate|transform|augment|preprocess|prepare|dataset|load|read|decode|"
+# Plain functions of data pipelines, CPU by design: `collate_fn`, `transform`, `load_image`
+# (a transformer is a network, not a transform: `DecisionTransformer`, `vision_transformer.py`).
+_DATA_PIPELINE_RE = re.compile(r"collate|transform(?!er)|augment|preprocess|prepare|dataset|load|read|decode|"
                                r"getitem|to_tensor|numpy|plot|show|save|visuali[sz]e", re.I)
 # ... and classes so named (`ImageDataset`, `RandomTransform`); not a `Decoder`, which turns a
 # model's outputs into results where they are (PyLaia's `CTCGreedyDecoder`)
 _PIPELINE_CLASS_RE = re.compile(_DATA_PIPELINE_RE.pattern.replace("decode|", "decode(?!r)|"), re.I)
 # Files of a data pipeline (`naflex_transforms.py`, `datasets/coco.py`, `collate.py`): their
 # plain functions work on the CPU by design.
-_DATA_PIPELINE_FILE_RE = re.compile(r"transform|augment|collate|dataset|dataloader|preprocess", re.I)
+_DATA_PIPELINE_FILE_RE = re.compile(r"transform(?!er)|augment|collate|dataset|dataloader|preprocess", re.I)
 _COLLATE_RE = re.compile(r"collat", re.I)
 # Classes named like a transform of a sample (detr's `Normalize`, `RandomCrop`, `ToTensor`).
 _TRANSFORM_CLASS_RE = re.compile(r"normali[sz]|resiz|crop|flip|rotat|jitter|compos|blur|^pad|eras|to_?tensor"
-                                 r"|^random|transform|augment", re.I)
+                                 r"|^random|transform(?!er)|augment", re.I)
 
 
 # What `nn.Module` gives every module (`self.parameters()`, `self.register_buffer(...)`): no network it keeps

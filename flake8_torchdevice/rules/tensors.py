@@ -1719,13 +1719,24 @@ class FactoryWithoutDevice(Rule):
         return BAD if self._frame.any_mix_is_a_bug else NEUTRAL
 
     def _beside_a_sub_module(self, call: cst.Call, arg: cst.Arg) -> bool:
-        """Is another argument of `call` a sub-module the class keeps (`self.query`)?"""
+        """Is another argument of `call` a sub-module the class keeps (`self.query`), or a part
+        of it that the call's result replaces (`self.attention.query = prune(self.attention.query, i)`)?"""
         info = self.ctx.current_class
         if info is None or not info.is_module:
             return False
+        stack = self.ctx.stack
+        where = next((i for i in range(len(stack) - 1, 0, -1) if stack[i] is call), None)
+        statement = stack[where - 1] if where is not None else None
+        rewired = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+            and statement.value is call else None
         for other in call.args:
-            attribute = self.ctx.kinds.self_attribute(other.value) if other is not arg else None
+            if other is arg:
+                continue
+            attribute = self.ctx.kinds.self_attribute(other.value)
             if attribute is not None and info.holds_a_module(attribute[1]):
+                return True
+            if rewired is not None and root_name(other.value) == "self" and isinstance(other.value, cst.Attribute) \
+                    and other.value.deep_equals(rewired) and not self.ctx.kinds.is_tensor(other.value):
                 return True
         return False
 
