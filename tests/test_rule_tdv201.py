@@ -2728,6 +2728,10 @@ class EulerScheduler:
     # a transform's `__call__` in a data-pipeline file or folder works on the CPU by design
     assert lint_source(code, "project/transforms.py", Options(enabled=ONLY)) == []
     assert lint_source(code, "monai/transforms/spatial/array.py", Options(enabled=ONLY)) == []
+    # a transformer is a network: its files and folders are no data pipeline (DRL-DecisionTransformer)
+    for path in ("DRL-DecisionTransformer/agents/scheduler.py", "models/vision_transformer.py",
+                 "transformers/models/bert/euler.py"):
+        assert [(f.line, f.col) for f in lint_source(code, path, Options(enabled=ONLY))] == [(5, 20)], path
     # ... and so does one of a class whose base in the file is a transform
     assert tdv201(code.replace("class EulerScheduler:", "class Resample(InvertibleTransform):\n    pass\n"
                                "class EulerScheduler(Resample):")) == []
