@@ -4495,3 +4495,29 @@ def _tokenize_with_loss_mask(ids, n):
 """
     assert tdv201(code) == []
     assert tdv201(code.replace("_tokenize_with_loss_mask", "masked_loss")) == [(3, 16, "TDV201")]
+
+
+def test_a_method_whose_every_return_is_on_the_device():
+    # MadMario's agent: `predict` returns what its moved networks compute from a moved state,
+    # so `next_q = self.predict(...)` is on the device; rewards made beside it are not
+    code = """import torch
+import numpy as np
+class Agent:
+    def __init__(self, net):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.online_q = net.to(self.device)
+    def predict(self, state):
+        state = torch.FloatTensor(np.array(state)).to(self.device)
+        return self.online_q(state)
+    def learn(self, batch):
+        state, reward = map(np.array, zip(*batch))
+        next_q = self.predict(state)
+        target_q = torch.tensor(reward) + 0.9 * next_q.max(1)[0]
+        return target_q.mean().item()
+"""
+    assert tdv201(code) == [(13, 19, "TDV201")]
+    # a method that also returns something of unknown place tells nothing
+    assert tdv201(code.replace("        return self.online_q(state)\n",
+                               "        if state is None:\n            return self.default\n"
+                               "        return self.online_q(state)\n")) == []
+

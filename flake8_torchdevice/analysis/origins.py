@@ -305,6 +305,9 @@ class TensorOrigins:
         # names bound to a CUDA tensor type where CUDA is there: PyTorch-GAN's
         # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`
         self._cuda_types: Set[str] = set()
+        # (class name, method) -> is every value it returns on a run-time device (`predict`
+        # returning `self.online_q(state.to(self.device))`), as far as the walk has seen
+        self._device_returns: Dict[Tuple[str, str], bool] = {}
 
     @property
     def current(self) -> FunctionOrigins:
@@ -618,6 +621,21 @@ class TensorOrigins:
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.pop()
+
+    def leave_Return(self, node: cst.Return) -> None:
+        info, function = self.ctx.current_class, self.ctx.current_function
+        if info is None or function is None or info.methods.get(function.name.value) is not function \
+                or node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
+            return
+        key = (info.name, function.name.value)
+        self._device_returns[key] = self._device_returns.get(key, True) and self.is_on_device(node.value)
+
+    def _returns_on_device(self, call: cst.Call) -> bool:
+        """`self.predict(s)` of a method of the class (defined above) whose every return is
+        on a run-time device."""
+        info, func = self.ctx.current_class, call.func
+        return info is not None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self" and self._device_returns.get((info.name, func.attr.value), False)
 
     def visit_With(self, node: cst.With) -> None:
         if any(isinstance(item.item, cst.Call) and self.ctx.resolve(item.item.func) == "torch.device"
@@ -962,6 +980,8 @@ class TensorOrigins:
         if isinstance(node, cst.Subscript):
             return self.is_on_device(node.value)
         if isinstance(node, cst.Call):
+            if self._returns_on_device(node):
+                return True
             # computed from a device tensor: `logits.argmax(1)`, `model(images)` of moved images
             if isinstance(node.func, cst.Attribute) and node.func.attr.value not in TO_PYTHON \
                     and self.is_on_device(node.func.value):
