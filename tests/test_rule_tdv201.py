@@ -4521,3 +4521,27 @@ class Agent:
                                "        if state is None:\n            return self.default\n"
                                "        return self.online_q(state)\n")) == []
 
+
+
+def test_a_buffers_data_replaced_by_a_cpu_tensor():
+    # prob_mbrl's densities: `resample` sets the buffer's `.data` to fresh CPU noise, which
+    # takes the moved buffer off the device; the remedy names the buffer's own device
+    code = """import torch
+from torch import nn
+class Density(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer('z', torch.ones([1, 1]))
+    def resample(self):
+        self.z.data = torch.randn(self.z.shape)
+    def forward(self, x):
+        return x * self.z
+"""
+    from flake8_torchdevice.engine import Options, lint_source
+
+    [finding] = lint_source(code, "t.py", Options(enabled=ONLY))
+    assert (finding.line, finding.col) == (8, 22)
+    assert finding.message.endswith("pass device=self.z.device")
+    # made where the buffer is, or the data of a plain attribute: nothing to report
+    assert tdv201(code.replace("torch.randn(self.z.shape)", "torch.randn(self.z.shape, device=self.z.device)")) == []
+    assert tdv201(code.replace("self.register_buffer('z', torch.ones([1, 1]))", "self.z = None")) == []

@@ -1191,7 +1191,13 @@ class FactoryWithoutDevice(Rule):
                     self._partner = target.value  # `param.grad = torch.zeros(...)`: kept beside the input
                     return BAD, None
                 if isinstance(target, cst.Attribute) and self._replaces_buffer(target):
+                    self._partner = target  # (whose device the new tensor should take)
                     return BAD, None  # `self.v = torch.zeros(n)` in `reset_`: the moved buffer becomes a CPU one
+                if isinstance(target, cst.Attribute) and target.attr.value == "data" \
+                        and isinstance(target.value, cst.Attribute) and self._replaces_buffer(target.value):
+                    # `self.z.data = torch.randn(self.z.shape)`: the moved buffer's data becomes a CPU tensor
+                    self._partner = target.value
+                    return BAD, None
                 if isinstance(target, cst.Subscript) and self._indexes_by_tensor(target) \
                         and self.ctx.origins.is_input_tensor(target.value) and self.ctx.kinds.is_tensor(target.value):
                     # `inputs[mask] = random_words[mask]`: written into the input by a mask or an index
