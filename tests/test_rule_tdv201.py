@@ -4545,3 +4545,22 @@ class Density(nn.Module):
     # made where the buffer is, or the data of a plain attribute: nothing to report
     assert tdv201(code.replace("torch.randn(self.z.shape)", "torch.randn(self.z.shape, device=self.z.device)")) == []
     assert tdv201(code.replace("self.register_buffer('z', torch.ones([1, 1]))", "self.z = None")) == []
+
+
+def test_a_function_told_a_device_returns_a_tensor_made_without_it():
+    # torch-fourier-slice's `dft_center(shape, ..., device)`: one tensor is made with
+    # `device=device`, the one returned without it; the caller asked for its result there
+    code = """import torch
+def grid(shape, device=None):
+    if len(shape) == 1:
+        return torch.arange(shape[0], device=device)
+    ranges = torch.arange(shape[1])
+    return ranges * 2
+"""
+    assert tdv201(code) == [(5, 13, "TDV201")]
+    # returned under a test of the device: the caller's choice
+    assert tdv201(code.replace("    ranges = torch.arange(shape[1])\n    return ranges * 2\n",
+                               "    if device is None:\n        return torch.arange(shape[1])\n"
+                               "    return torch.arange(shape[1], device=device)\n")) == []
+    # a data pipeline's function
+    assert tdv201(code.replace("def grid(", "def collate_grid(")) == []

@@ -23,7 +23,7 @@ from ..analysis import (
 )
 from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
                                 follows_own_device, remakes_state)
-from ..analysis.devices import is_device_move, moves_to_cpu
+from ..analysis.devices import is_device_move, is_device_name, moves_to_cpu
 from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, SIZE_ATTRIBUTES, FunctionOrigins,
                                 is_data_pipeline_name, is_tensor_op, tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
@@ -1246,7 +1246,9 @@ class FactoryWithoutDevice(Rule):
                 # what a function told the device returns (`def grid(n, device): return
                 # torch.arange(n)`); what a helper method returns is judged where forward
                 # uses it, which we do not follow.
-                told = self._frame.device_param is not None
+                told = self._frame.device_param is not None or (
+                    isinstance(parent, cst.Return) and position is None
+                    and self._told_a_device_to_use())
                 # `return hidden, torch.zeros(1, n, h)` from a module's method: one result on
                 # the inputs' device, the other on the CPU, for the same consumer
                 # (not an index the function used: `return x[:, keep], keep`)
@@ -1292,6 +1294,20 @@ class FactoryWithoutDevice(Rule):
                     self._returned_at = (function.name.value, position)
                 return NEUTRAL, None
             return NEUTRAL, None
+
+    def _told_a_device_to_use(self) -> bool:
+        """A function (not a data pipeline's) that takes a device parameter and passes it as
+        `device=` somewhere (`torch.zeros(n, device=device)`), returning, outside any test of
+        it, a tensor made without it: the caller asked for its result on that device
+        (torch-fourier-slice's `dft_center`)."""
+        function = self.ctx.current_function
+        if function is None or self.ctx.data_pipeline_module or is_data_pipeline_name(function.name.value):
+            return False
+        told = [p for p in self._frame.params if is_device_name(p)]
+        if not told:
+            return False
+        tested = {name for name, _ in self.ctx.tests()}
+        return any(p not in tested and _passes_as_device(function, p) for p in told)
 
     def _rebinds_a_parameter(self, factory: Optional[cst.Call]) -> bool:
         """Is `factory`'s tensor bound to a parameter of its function (`if isinstance(pos, int):
@@ -3518,3 +3534,9 @@ def _is_keyed_by_name(node: cst.Subscript) -> bool:
     """`x[name]`: an item of a named container under a variable key (the loop's `name`)."""
     return dotted_name(node.value) is not None and len(node.slice) == 1 \
         and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Name)
+
+
+def _passes_as_device(function: cst.FunctionDef, name: str) -> bool:
+    """Does `function` pass its parameter `name` as a `device=` keyword somewhere?"""
+    return any(isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device"
+               and isinstance(node.value, cst.Name) and node.value.value == name for node in descendants(function))
