@@ -4564,3 +4564,24 @@ def grid(shape, device=None):
                                "    return torch.arange(shape[1], device=device)\n")) == []
     # a data pipeline's function
     assert tdv201(code.replace("def grid(", "def collate_grid(")) == []
+
+
+def test_what_a_modules_method_without_tensor_inputs_returns_is_judged_where_used():
+    # svox2's `_get_rand_cells(self, frac)` returns CPU cell indices that the grid's methods
+    # hand to a kernel beside its parameters
+    code = """import torch
+from torch import nn
+class Grid(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.density = nn.Parameter(torch.zeros(n))
+    def tv_grad(self, grad: torch.Tensor, frac: float):
+        cells = self._rand_cells(frac)
+        return kernel(self.density, cells, grad)
+    def _rand_cells(self, frac: float):
+        n = max(int(frac * self.density.numel()), 1)
+        return torch.randint(0, self.density.numel(), (n,))
+"""
+    assert tdv201(code) == [(12, 15, "TDV201")]
+    # used only to count on the host: nothing met
+    assert tdv201(code.replace("return kernel(self.density, cells, grad)", "return len(cells.tolist())")) == []

@@ -1274,6 +1274,15 @@ class FactoryWithoutDevice(Rule):
                     return NEUTRAL, None
                 if self._partner is not None and sensitive and self._frame.method_name:
                     return BAD, None
+                method = self.ctx.current_function
+                info = self.ctx.current_class
+                if not sensitive and self._frame.module_runtime and self._classes and method is not None \
+                        and info is not None and info.methods.get(method.name.value) is method \
+                        and not method.name.value.startswith("__") and (position is None or isinstance(child, cst.Tuple)):
+                    # `_get_rand_cells(self, frac)` of a module, taking no tensor: what it returns is
+                    # judged where the class's methods use it (svox2 hands it to a CUDA kernel)
+                    self._returned_at = (method.name.value, position)
+                    return NEUTRAL, None
                 if self._partner is not None and self._frame.helper and key in self._frame.params:
                     # `if mask is None: mask = torch.ones(n)` ... `return x, mask`: the default of a
                     # tensor the caller may give comes back on the CPU beside the caller's tensors
