@@ -4585,3 +4585,29 @@ class Grid(nn.Module):
     assert tdv201(code) == [(12, 15, "TDV201")]
     # used only to count on the host: nothing met
     assert tdv201(code.replace("return kernel(self.density, cells, grad)", "return len(cells.tolist())")) == []
+
+
+def test_a_method_given_tensors_its_class_moved_has_them_on_the_device():
+    # EEG-GAN's trainer moves each batch, then calls `self.batch_train(data, labels)`, which
+    # concatenates a CPU flag tensor with them (and moves the result only afterwards)
+    code = """import torch
+class Trainer:
+    def __init__(self, generator, device):
+        self.device = device
+        self.generator = generator.to(device)
+    def training(self, dataset):
+        for i in range(0, len(dataset), 8):
+            data = dataset[i:i + 8, 1:].to(self.device)
+            labels = dataset[i:i + 8, :1].to(self.device)
+            self.batch_train(data, labels=labels)
+    def batch_train(self, data, labels):
+        working = torch.ones(size=(labels.shape[0], 1))
+        gen_labels = torch.cat((labels, working, data), dim=1).to(self.device)
+        fake_labels = labels.permute(1, 0).to(self.device)
+        return self.generator(gen_labels), fake_labels
+"""
+    assert tdv201(code) == [(12, 18, "TDV201")]
+    # another call that hands it what it did not move: a method that moves some of its
+    # inputs itself gets them on the CPU
+    assert tdv201(code.replace("    def batch_train(", "    def evaluate(self, x, y):\n"
+                               "        return self.batch_train(x, y)\n    def batch_train(")) == []

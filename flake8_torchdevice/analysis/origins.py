@@ -308,6 +308,11 @@ class TensorOrigins:
         # (class name, method) -> is every value it returns on a run-time device (`predict`
         # returning `self.online_q(state.to(self.device))`), as far as the walk has seen
         self._device_returns: Dict[Tuple[str, str], bool] = {}
+        # (class name, method, position or keyword) -> did every call of `self.<method>(...)`
+        # seen so far hand it a tensor on a run-time device (EEG-GAN's trainer moves the batch,
+        # then calls `self.batch_train(data, data_labels)`)
+        self._placed_by_callers: Dict[Tuple[str, str, object], bool] = {}
+        self._method_names: Dict[int, Set[str]] = {}  # id of a class's node -> the methods it defines
 
     @property
     def current(self) -> FunctionOrigins:
@@ -477,6 +482,8 @@ class TensorOrigins:
         frame = FunctionOrigins(node, sensitive=sensitive, method_name=method_name, params=params,
                                 inputs=inputs, device_names=device_names)
         frame.on_device.update(handed_in or ())
+        if info is not None and not is_static_or_class_method(node):
+            frame.on_device.update(self._handed_placed(info, node))
         # (a trainer's `_process_one_batch(self, batch_x, batch_y)` that moves `batch_x` itself:
         # its inputs arrive on the CPU, and those it leaves stay there)
         frame.told_device = told_device
@@ -621,6 +628,40 @@ class TensorOrigins:
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return
+        info = self.ctx.current_class
+        if info is None or self.ctx.current_function is None:
+            return
+        defined = self._method_names.get(id(info.node))
+        if defined is None:  # (`info.methods` grows as the walk reaches them: later ones count too)
+            defined = self._method_names[id(info.node)] = {
+                statement.name.value for statement in info.node.body.body if isinstance(statement, cst.FunctionDef)}
+        if func.attr.value not in defined:
+            return
+        position = 0
+        for arg in node.args:
+            if arg.star:
+                return  # (`self.step(*batch)`: which parameter gets what is unknown)
+            key: object = arg.keyword.value if arg.keyword is not None else position
+            if arg.keyword is None:
+                position += 1
+            slot = (info.name, func.attr.value, key)
+            self._placed_by_callers[slot] = self._placed_by_callers.get(slot, True) and self.is_on_device(arg.value)
+
+    def _handed_placed(self, info: Any, node: cst.FunctionDef) -> Set[str]:
+        """The parameters of method `node` that every call of it in the class walked so far
+        gave a tensor on a run-time device."""
+        params = parameter_names(node)[1:]  # (after `self`)
+        placed = set()
+        for index, param in enumerate(params):
+            answers = [self._placed_by_callers.get((info.name, node.name.value, key)) for key in (index, param)]
+            if any(answers) and False not in answers:
+                placed.add(param)
+        return placed
 
     def leave_Return(self, node: cst.Return) -> None:
         info, function = self.ctx.current_class, self.ctx.current_function
