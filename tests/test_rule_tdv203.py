@@ -593,6 +593,23 @@ def test_a_move_of_what_is_deleted_next_is_dead_code_not_a_copy_to_keep(body, li
     assert finding.message.endswith("assign it: x = x.cpu()")
 
 
+def test_a_tensor_the_class_body_binds_is_what_self_reads():
+    # RecTools' ranker: `epsilon: torch.Tensor = torch.tensor([1e-8])` in the class body, then
+    # `self.epsilon.to(self.device)` in `__init__`, the copy dropped
+    code = """import torch
+class Ranker:
+    epsilon: torch.Tensor = torch.tensor([1e-8])
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.epsilon.to(self.device)
+"""
+    assert tdv203(code) == [(6, 8, "TDV203")]
+    # a class attribute of unknown kind, or one `__init__` binds to another kind, is not known
+    assert tdv203(code.replace("torch.tensor([1e-8])", "make_epsilon()")) == []
+    assert tdv203(code.replace("        self.device = torch.device(device)\n",
+                               "        self.device = torch.device(device)\n        self.epsilon = Eps()\n")) == []
+
+
 def test_cuda_call_is_also_tdv101():
     code = function("for x, y in loader:\n    x.cuda()\n")
     found = lint(code)

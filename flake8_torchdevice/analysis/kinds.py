@@ -929,6 +929,11 @@ class ValueKinds:
         if isinstance(target, cst.Name):
             self._note_tensor_arms(facts, target.value, kind)
             facts.names[target.value] = kind
+            info = self.ctx.current_class
+            if info is not None and self.ctx.scopes and self.ctx.scopes[-1].kind == "class":
+                # `eps: torch.Tensor = torch.tensor([1e-8])` in the class body: what `self.eps`
+                # reads where no instance attribute shadows it
+                self.attributes.setdefault((info.name, target.value), []).append(kind)
             facts.bindings[target.value] = facts.bindings.get(target.value, 0) + 1
             facts.batches.discard(target.value)
             facts.batch_parts.discard(target.value)
