@@ -387,6 +387,20 @@ def test_a_method_of_an_imported_class_annotated_to_return_a_tensor(tmp_path):
     assert findings(tmp_path / "train.py") == [(4, 4, "TDV203")]
 
 
+def test_a_static_method_of_a_class_a_package_re_exports(tmp_path):
+    # pygod's GADNR detector: `GADNRBase.process_graph(data)`, a static method of a class that
+    # `pygod/nn/__init__.py` re-exports, returns `(dict, torch.tensor(...))`; the tensor's move
+    # is then dropped
+    base = ("import torch\nclass GADNRBase:\n    @staticmethod\n    def process_graph(data):\n"
+            "        counts = torch.tensor([len(n) for n in data])\n        return {}, counts\n")
+    detector = ("from ..nn import GADNRBase\nclass GADNR:\n    def process_graph(self, data):\n"
+                "        self.neighbors, self.counts = GADNRBase.process_graph(data)\n"
+                "        self.counts.to(self.device)\n")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/nn/__init__.py": "from .gadnr import GADNRBase\n",
+                     "pkg/nn/gadnr.py": base, "pkg/detector/__init__.py": "", "pkg/detector/gadnr.py": detector})
+    assert findings(tmp_path / "pkg" / "detector" / "gadnr.py") == [(5, 8, "TDV203")]
+
+
 # A trainer that moves its model in one method, and builds a CPU input in another
 TRAINER = """\
 import torch

@@ -1438,6 +1438,10 @@ class ProjectIndex:
         target = summary.imports.get(name)
         if target is not None:
             return self._definition(path, target, depth + 1)
+        owner, _, method = name.partition(".")
+        target = summary.imports.get(owner) if method else None
+        if target is not None:  # `GADNRBase.process_graph` where a package re-exports the class
+            return self._definition(path, f"{target}.{method}", depth + 1)
         found = self._from_star_imports(summary, name, depth + 1)
         return found[1] if found is not None else None
 
