@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 # Methods named to put an object back in a clean state: called again after it was built.
 _RESETTER_RE = re.compile(r"_*(?:reset|clear|restart)(?:_|$)", re.I)
 # Third-party base classes that are `nn.Module` subclasses, recognised by name.
-_MODULE_BASE_RE = re.compile(r"(^|\.)[A-Za-z0-9_]*Module$")
+# (not a data module: Lightning's `LightningDataModule` loads data, it keeps no layers)
+_MODULE_BASE_RE = re.compile(r"(^|\.)(?![A-Za-z0-9_]*DataModule$)[A-Za-z0-9_]*Module$")
 # Constructors whose value `nn.Module.__setattr__` registers (a parameter or a buffer).
 REGISTERING_CONSTRUCTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 # Methods that move a tensor; a read `self.x.to(x.device)` follows the input.
@@ -196,6 +197,8 @@ class ClassInfo:
     # attributes passed where torch takes only a tensor: `F.cross_entropy(y, t, weight=self.w)`,
     # `torch.einsum("hi,bij->bhj", self.gso, x)` (`kinds.tensor_operands`)
     tensor_uses: Set[str] = field(default_factory=set)
+    # attributes read as `self.x.numpy()`, which raises for a GPU tensor: kept on the CPU on purpose
+    host_only: Set[str] = field(default_factory=set)
     # method -> what its `return` statements return
     returns: Dict[str, List[MethodReturn]] = field(default_factory=dict)
 
@@ -515,6 +518,8 @@ class ClassFacts:
         if method == "__init__" and isinstance(parent, cst.Subscript) and parent.value is node \
                 and isinstance(self.ctx.parent(2), cst.AssignTarget):
             return  # `self.table[i, j] = v` while the module is built fills the tensor, reads nothing
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "numpy":
+            info.host_only.add(name)  # (svox2's `self.radius.numpy()`: moving it would break this read)
         if _IO_METHOD_RE.search(method):
             return  # save_weights, export: the value goes to a file, not into a computation
         if self._read_as_python_data(node):
@@ -631,7 +636,9 @@ class ClassFacts:
             return
         method[0].called_attributes.add(called)
         attribute = func.attr.value
-        registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters}.get(attribute)
+        # (torchmetrics' `self.add_state("tp", default)`: a state `Metric._apply` moves, as a buffer)
+        registry = {"register_buffer": method[0].buffers, "register_parameter": method[0].parameters,
+                    "add_state": method[0].buffers}.get(attribute)
         if registry is None and _REGISTERING_HELPER_RE.fullmatch(attribute):
             # the class's own helper (`self.register_buffer_or_parameter("particles", t)`): it
             # registers what it is given, a buffer or a parameter, moved with the module either way

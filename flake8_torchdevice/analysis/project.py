@@ -121,8 +121,9 @@ def is_library_module_class(qualified: str) -> bool:
     last = qualified.rsplit(".", 1)[-1]
     if torch_nn_class(qualified) not in (None, *NN_NON_MODULES):
         return True
-    if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module"):
-        return True
+    if qualified.startswith(("pytorch_lightning.", "lightning.")) and qualified.endswith("Module") \
+            and not qualified.endswith("DataModule"):
+        return True  # (`LightningModule`; a `LightningDataModule` loads data and keeps no layers)
     if qualified in _LIBRARY_MODULE_BASES or (
             qualified.startswith("torch_geometric.nn.") and last in ("MessagePassing", "Aggregation")):
         return True

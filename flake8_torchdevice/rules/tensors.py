@@ -2240,15 +2240,17 @@ class UnregisteredTensorAttribute(Rule):
       tensors (`self.ab = self.attention_biases[:, self.idx]`, LeViT's): `model.eval()`
       then `model.to("cuda")` leaves it where the module was, unless another method sets
       it anew (`self.ab = self.ab.to(x.device)` in `forward`);
-    - a cache that `forward` (or a method it calls, with a `device=` from its caller:
-      openfold's `_init_residue_constants(dtype, device)`) builds once (under `if self.mask is None:`,
-      `if not hasattr(self, "mask"):`), or rebuilds only when a key of the last call
-      changes (`if batch_size != self.last_batch_size:`, `if n > self.max_len:`, or
-      after `if self.pe is not None and self.pe.shape == x.shape: return self.pe`),
-      with no device check, even with `device=x.device`: it keeps the device of the
-      first call, and a model run once on the CPU (a dry run, a summary) and then moved
-      keeps a CPU mask. (A test against a literal, `if self.mode == "train":`, is a
-      switch, not a key.)
+    - a cache that `forward` builds once (under `if self.mask is None:`, `if not
+      hasattr(self, "mask"):`), or rebuilds only when a key of the last call changes
+      (`if batch_size != self.last_batch_size:`, `if n > self.max_len:`, or after `if
+      self.pe is not None and self.pe.shape == x.shape: return self.pe`), from code that
+      makes it without a device, as the catalog says (not `x.new_ones(n)`, `device=x.device`,
+      a tensor moved to the input's device as it is set, `self._mask(n).to(x.device)`, nor a
+      sub-module's output); and one that a method forward calls builds once with a `device=`
+      its caller told it (openfold's `_init_residue_constants(dtype, device)`): it keeps the
+      device of the first call, and a model run once on the CPU (a dry run, a summary) and
+      then moved keeps a CPU mask. (A test against a literal, `if self.mode == "train":`, is
+      a switch, not a key.)
 
     A read inside a lambda that `__init__` keeps (`self.clamp = lambda x: self.lo + x`) is a
     run-time read; buffers registered under names from a dict the class was handed
@@ -2548,21 +2550,26 @@ class UnregisteredTensorAttribute(Rule):
             # as RepVGG's reparameterisation helpers)
             stale = _is_fixed(info, assignment) or (assignment.method in built and (
                 _is_made(info, assignment) or _is_tensor_argument(info, assignment))) or (
-                assignment.built_once and (assignment.method in ("forward", "__call__") or (
-                    # (in a method forward calls, one told its device: `device=device` of the
-                    # first call's input; SPADE's `self.Tensor(1)` label caches follow the
-                    # tensor type the user picked)
-                    assignment.method in with_input and isinstance(assignment.value, cst.Call)
-                    and keyword(assignment.value, "device") is not None))
-                and (assignment.kind == TENSOR or _is_made(info, assignment))) or (
+                assignment.built_once and (
+                    # a cache forward builds once from code that makes it without a device (as
+                    # the catalog says: not a sub-module's output, `x.new_ones(3)`, `device=x.device`,
+                    # nor a tensor moved on its way in, `self._make_masks(n).to(att_ws.device)`)
+                    (assignment.method in ("forward", "__call__") and _is_made(info, assignment)
+                     and not _placed_on_its_way(assignment.value)) or (
+                        # (in a method forward calls, one told its device: `device=device` of the
+                        # first call's input, openfold's `_init_residue_constants`; SPADE's
+                        # `self.Tensor(1)` label caches follow the tensor type the user picked)
+                        assignment.method in with_input and isinstance(assignment.value, cst.Call)
+                        and keyword(assignment.value, "device") is not None
+                        and (assignment.kind == TENSOR or _is_made(info, assignment))))) or (
                 # `def train(self, mode)`: `self.ab = self.biases[:, self.idx]` for eval, on the
                 # device the module had then (LeViT's and TinyViT's attention-bias cache), unless
                 # another method sets it anew (ultralytics' `self.ab = self.ab.to(...)` in forward)
                 assignment.method == "train" and assignment.kind == TENSOR
                 and all(other.method == "train" for other in info.assignments if other.name == name))
             if not stale or info.is_registered_at(assignment) or _is_repeated_placeholder(assignment.value) \
-                    or info.moves_its_tensors(name):
-                continue
+                    or info.moves_its_tensors(name) or any(name in cls.host_only for cls in lineage):
+                continue  # (also one the class reads with `.numpy()`: on the CPU on purpose)
             reported.setdefault(name, []).append(assignment)
             self.report(assignment.target, self._message(name, assignment.value),
                         fix=self._fix(info, assignment, own_init_time))
@@ -3549,3 +3556,18 @@ def _passes_as_device(function: cst.FunctionDef, name: str) -> bool:
     """Does `function` pass its parameter `name` as a `device=` keyword somewhere?"""
     return any(isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device"
                and isinstance(node.value, cst.Name) and node.value.value == name for node in descendants(function))
+
+
+def _placed_on_its_way(value: cst.BaseExpression) -> bool:
+    """`self._make_masks(n).to(att_ws.device).unsqueeze(1)`, `torch.zeros(n, device=x.device)`,
+    `x.new_ones(3)`: a link of the chain puts it on a device (not the CPU)."""
+    node: cst.BaseExpression = value
+    while isinstance(node, cst.Call):
+        if keyword(node, "device") is not None or (is_device_move(node) and not moves_to_cpu(node)):
+            return True
+        if not isinstance(node.func, cst.Attribute):
+            return False
+        if node.func.attr.value.startswith("new_") or node.func.attr.value == "type_as":
+            return True
+        node = node.func.value
+    return False
