@@ -4611,3 +4611,20 @@ class Trainer:
     # inputs itself gets them on the CPU
     assert tdv201(code.replace("    def batch_train(", "    def evaluate(self, x, y):\n"
                                "        return self.batch_train(x, y)\n    def batch_train(")) == []
+
+
+def test_an_item_of_a_vector_made_here_is_one_number():
+    # convexAdam's coupled optimisation: `coeffs[j]` of a CPU vector is a 0-dim tensor, which
+    # mixes with tensors on any device
+    code = """import torch
+def coupled(ssd, disp):
+    coeffs = torch.tensor([0.003, 0.01, 0.03, 0.1])
+    out = []
+    for j in range(4):
+        out.append(ssd + coeffs[j] * disp.pow(2))
+    return out
+"""
+    assert tdv201(code) == []
+    # the whole vector, or a slice of it, is no number
+    assert tdv201(code.replace("coeffs[j] * disp", "coeffs[:j] * disp")) == [(3, 13, "TDV201")]
+    assert tdv201(code.replace("coeffs[j] * disp", "coeffs * disp")) == [(3, 13, "TDV201")]

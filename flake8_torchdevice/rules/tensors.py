@@ -1059,6 +1059,11 @@ class FactoryWithoutDevice(Rule):
                 if key is None and self._factory is not None and _picks_an_element(parent):
                     # `torch.Tensor(anchors)[a, 0]`: one number of a table made for it, 0-dim
                     self._scalars.add(id(self._factory))
+                if self._factory is not None and _one_dimensional(self._factory) and _one_plain_index(parent) \
+                        and not self.ctx.kinds.is_tensor(parent.slice[0].slice.value):  # type: ignore[attr-defined]
+                    # `coeffs[j]` of `coeffs = torch.tensor([0.003, 0.01, 0.03])`: one number, a
+                    # 0-dim CPU tensor, which mixes with tensors on any device (convexAdam)
+                    return NEUTRAL, None
                 child, depth = parent, depth + 1  # torch.arange(n)[None]: still this tensor
                 continue
             if isinstance(parent, (cst.UnaryOperation, cst.IfExp)):
@@ -2068,6 +2073,26 @@ def _chain_root_call(value: cst.BaseExpression) -> Optional[cst.Call]:
             and value.func.attr.value not in TO_PYTHON:
         value = value.func.value
     return value if isinstance(value, cst.Call) else None
+
+
+def _one_dimensional(factory: cst.Call) -> bool:
+    """`torch.tensor([0.1, 0.3])` of a flat list of numbers, `torch.arange(n)`, `torch.linspace(a, b, n)`:
+    a vector, whose item is one number."""
+    name = last_identifier(factory.func) or ""
+    if name in ("arange", "linspace", "logspace", "randperm"):
+        return True
+    args = positional_args(factory)
+    return name in ("tensor", "Tensor", "FloatTensor", "LongTensor", "as_tensor") and bool(args) \
+        and isinstance(args[0].value, (cst.List, cst.Tuple)) and bool(args[0].value.elements) \
+        and all(number_value(e.value) is not None for e in args[0].value.elements)
+
+
+def _one_plain_index(subscript: cst.Subscript) -> bool:
+    """`v[j]`, `v[0]`: one index, no slice, `None`, mask or tuple."""
+    elements = subscript.slice
+    return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
+        and isinstance(elements[0].slice.value, (cst.Name, cst.Integer, cst.UnaryOperation)) \
+        and not (isinstance(elements[0].slice.value, cst.Name) and elements[0].slice.value.value == "None")
 
 
 def _picks_an_element(subscript: cst.Subscript) -> bool:
