@@ -4628,3 +4628,22 @@ def coupled(ssd, disp):
     # the whole vector, or a slice of it, is no number
     assert tdv201(code.replace("coeffs[j] * disp", "coeffs[:j] * disp")) == [(3, 13, "TDV201")]
     assert tdv201(code.replace("coeffs[j] * disp", "coeffs * disp")) == [(3, 13, "TDV201")]
+
+
+def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
+    # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
+    # the losses against CPU step numbers
+    code = """import torch
+class Tracker:
+    def __init__(self, net, device):
+        self.net = net.to(device)
+        self.device = device
+    def init_classifier(self, x):
+        x = x.to(self.device)
+        losses = self.net(x)
+        self.visdom.register((losses, torch.arange(losses.numel())), 'lineplot', 3, 'Training Loss')
+        return losses
+"""
+    assert tdv201(code) == []
+    # handed to anything else beside the device tensor, the pair mixes devices
+    assert tdv201(code.replace("self.visdom.register(", "self.combine(")) == [(9, 30, "TDV201")]

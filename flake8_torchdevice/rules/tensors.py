@@ -1135,9 +1135,11 @@ class FactoryWithoutDevice(Rule):
                     position = container.elements.index(parent)
                     bundled.extend(e.value for e in container.elements if e is not parent)
                 listed = key is not None and (id(self._frame.node), key) in self._gathered
+                arg, call = self.ctx.parent(depth + 2), self.ctx.parent(depth + 3)
                 placed = any(e is not parent and self.ctx.origins.is_on_device(e.value) for e in container.elements) \
                     if not sensitive and not listed and isinstance(container, (cst.List, cst.Tuple)) \
-                    and not isinstance(self.ctx.parent(depth + 2), cst.Yield) else False
+                    and not isinstance(arg, cst.Yield) \
+                    and not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and _logs(call)) else False
                 if placed:
                     # (a batch generator's `yield indices, target.to(rank)` hands each part to
                     # its own consumer: placed one by one on purpose)
@@ -1645,8 +1647,10 @@ class FactoryWithoutDevice(Rule):
             return NEUTRAL
         if method_call(call, *MOVERS, "new_tensor") is not None:
             return NEUTRAL  # y.to(t) / y.type_as(t): t only donates its device or dtype; x.new_tensor(t) copies it
-        if _HOST_SINK_RE.search(callee) and not is_tensor_op(qualified):
-            return NEUTRAL  # `draw_rectangle(image, boxes)`, `save_image(t, path)`: read on the host
+        if _logs(call) and not is_tensor_op(qualified):
+            # `draw_rectangle(image, boxes)`, `save_image(t, path)`, pytracking's
+            # `self.visdom.register((losses, torch.arange(n)), 'lineplot')`: read on the host
+            return NEUTRAL
         if arg.keyword is not None and arg.keyword.value == "out":
             # `scatter_mean(alpha, row, dim=0, out=torch.zeros(n, c))`: the output buffer of a
             # computation on tensors of the caller, which must be where they are
@@ -2111,6 +2115,15 @@ def _names_lengths(arg: cst.Arg) -> bool:
     return isinstance(arg.value, cst.Name) and _LENGTHS_RE.search(arg.value.value) is not None
 
 
+def _logs(call: cst.Call) -> bool:
+    """A call that draws, saves or logs what it is given on the host: `save_image(t, path)`,
+    `self.visdom.register((losses, steps), 'lineplot')`, `writer.add_scalar(...)`."""
+    return _HOST_SINK_RE.search(last_identifier(call.func) or "") is not None or (
+        isinstance(call.func, cst.Attribute) and _LOGGER_RE.search(last_identifier(call.func.value) or "") is not None)
+
+
+# Objects that log or plot what they are given (`self.visdom`, `writer`, `self.logger`, `wandb`).
+_LOGGER_RE = re.compile(r"^_*(visdom|vis|viz|writer|summary_writer|tb_writer|tb|logger|wandb|tensorboard)$", re.I)
 _HOST_SINK_RE = re.compile(r"^_*(draw|plot|show|imshow|save|visuali[sz]e|render|print|write)(_|$)", re.I)
 # Methods that give a tensor dimensions: a 0-dim CPU tensor is one no more.
 _DIMENSION_METHODS = frozenset({"unsqueeze", "unsqueeze_", "view", "reshape", "expand", "repeat", "flatten",
