@@ -650,7 +650,17 @@ class TensorOrigins:
             if arg.keyword is None:
                 position += 1
             slot = (info.name, func.attr.value, key)
-            self._placed_by_callers[slot] = self._placed_by_callers.get(slot, True) and self.is_on_device(arg.value)
+            self._placed_by_callers[slot] = self._placed_by_callers.get(slot, True) and self._placed_here(arg.value)
+
+    def _placed_here(self, value: cst.BaseExpression) -> bool:
+        """A value this function moved to a run-time device itself: `x.to(self.device)`, or a
+        name bound to such a move (not whatever else the walk takes to be on a device: what
+        these facts give a caller or a callee must be certain)."""
+        if isinstance(value, cst.Name):
+            return value.value in self.current.placed
+        if isinstance(value, cst.Attribute):  # `self.online_q` moved where the object was built
+            return self_attribute_key(value) is not None and self._moved_by_a_method(value)
+        return is_device_move(value) and not moves_to_cpu(value) and self.is_on_device(value)
 
     def _handed_placed(self, info: Any, node: cst.FunctionDef) -> Set[str]:
         """The parameters of method `node` that every call of it in the class walked so far
@@ -669,7 +679,8 @@ class TensorOrigins:
                 or node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
             return
         key = (info.name, function.name.value)
-        self._device_returns[key] = self._device_returns.get(key, True) and self.is_on_device(node.value)
+        self._device_returns[key] = self._device_returns.get(key, True) and self.is_on_device(node.value) \
+            and any(self._placed_here(read) for read in _reads_of(node.value))
 
     def _returns_on_device(self, call: cst.Call) -> bool:
         """`self.predict(s)` of a method of the class (defined above) whose every return is
@@ -1370,3 +1381,18 @@ def _casts_to_cpu_type(call: cst.Call) -> bool:
         return False
     name = dotted_name(call.args[0].value) or ""
     return name.endswith("Tensor") and ".cuda." not in name and name.startswith(("torch.", "th."))
+
+
+def _reads_of(value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The names and device moves inside `value` (`self.online_q(state)`: `state`)."""
+    found: List[cst.BaseExpression] = []
+    stack: List[cst.CSTNode] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) or (isinstance(node, cst.Attribute) and self_attribute_key(node) is not None):
+            found.append(node)
+        elif isinstance(node, cst.Call) and is_device_move(node):
+            found.append(node)
+        else:
+            stack.extend(node.children)
+    return found
