@@ -593,6 +593,20 @@ def test_a_move_of_what_is_deleted_next_is_dead_code_not_a_copy_to_keep(body, li
     assert finding.message.endswith("assign it: x = x.cpu()")
 
 
+def test_a_local_annotated_with_a_class_is_an_object_of_it():
+    # ai-toolkit's slider trainer: `prompt_pair: EncodedPromptPair = self.prompt_pairs[i]`, whose
+    # own `to()` moves its members in place
+    code = """import torch
+def step(self, dtype):
+    prompt_pair: EncodedPromptPair = self.prompt_pairs[torch.randint(0, 4, (1,)).item()]
+    prompt_pair.to(self.device_torch, dtype=dtype)
+    return prompt_pair.unsqueeze(0)
+"""
+    assert tdv203(code) == []
+    # without the annotation, what `unsqueeze` is called on is a tensor
+    assert tdv203(code.replace("prompt_pair: EncodedPromptPair =", "prompt_pair =")) == [(4, 4, "TDV203")]
+
+
 def test_a_tensor_the_class_body_binds_is_what_self_reads():
     # RecTools' ranker: `epsilon: torch.Tensor = torch.tensor([1e-8])` in the class body, then
     # `self.epsilon.to(self.device)` in `__init__`, the copy dropped

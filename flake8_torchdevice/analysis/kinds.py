@@ -1121,6 +1121,14 @@ class ValueKinds:
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._bind_value(node.target, node.value)
+        annotation = node.annotation.annotation
+        if isinstance(node.target, cst.Name) and isinstance(annotation, (cst.Name, cst.Attribute)) \
+                and (last_identifier(annotation) or "")[:1].isupper() and not is_tensor_type(annotation, self.ctx.resolve) \
+                and not (self.ctx.resolve(annotation) or "").startswith(("torch.", "typing.")):
+            # `pair: EncodedPromptPair = self.pairs[i]`: an object of a class the annotation names
+            # (whose own `to()` may work in place), whatever the value looked like
+            self.bind(node.target, None)
+            self.facts().instances[node.target.value] = annotation
 
     def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
         self.bind(node.target, self.kind_of(node.value))
