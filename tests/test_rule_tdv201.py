@@ -4585,6 +4585,8 @@ class Grid(nn.Module):
     assert tdv201(code) == [(12, 15, "TDV201")]
     # used only to count on the host: nothing met
     assert tdv201(code.replace("return kernel(self.density, cells, grad)", "return len(cells.tolist())")) == []
+    # handed alone to a method of the class (kornia's `get_children_by_indices(rand_selector(n))`)
+    assert tdv201(code.replace("return kernel(self.density, cells, grad)", "return self.pick(cells)")) == []
 
 
 def test_a_method_given_tensors_its_class_moved_has_them_on_the_device():

@@ -546,6 +546,8 @@ class FactoryWithoutDevice(Rule):
         # the tensors it was given into NumPy arrays without `.cpu()` (`_host_bound`)
         self._deferred: Dict[int, List[Tuple[cst.Call, str, Optional[Fix]]]] = {}
         self._host_bound: Set[int] = set()
+        # (method, position) of results of a module's methods that take no tensor: met only beside a device tensor
+        self._partner_needed: Set[Tuple[str, Optional[int]]] = set()
         self._to_host: Set[int] = set()  # ids of the functions that took tensors' values to the host
         self._placeholders: Set[int] = set()  # `torch.empty(0)` factories: only a join with a device tensor fails
         self._defaults: Set[int] = set()  # factories that are a parameter's default value
@@ -785,9 +787,14 @@ class FactoryWithoutDevice(Rule):
         result = self._helper_results.get(id(self._frame.node), {}).get(node.value)
         if result is not None and self._is_load(node):
             self._factory = None
+            self._partner = None
             fate, assigned = self._fate(node, None)
             helper, position, judge, _ = result
             frame = self._frame
+            if fate == BAD and self._partner is None and (helper, position) in self._partner_needed:
+                # (what a method taking no tensor made meets a device tensor only beside one:
+                # kornia's `self.get_children_by_indices(self.rand_selector(n))` picks children)
+                fate = NEUTRAL
             if fate == BAD and frame.copies_input_to_host and not frame.any_mix_is_a_bug:
                 pass  # CPU work on purpose, as for a factory of its own
             elif fate == BAD and not frame.any_mix_is_a_bug and isinstance(frame.node, cst.FunctionDef):
@@ -1289,6 +1296,7 @@ class FactoryWithoutDevice(Rule):
                     # `_get_rand_cells(self, frac)` of a module, taking no tensor: what it returns is
                     # judged where the class's methods use it (svox2 hands it to a CUDA kernel)
                     self._returned_at = (method.name.value, position)
+                    self._partner_needed.add(self._returned_at)
                     return NEUTRAL, None
                 if self._partner is not None and self._frame.helper and key in self._frame.params:
                     # `if mask is None: mask = torch.ones(n)` ... `return x, mask`: the default of a
