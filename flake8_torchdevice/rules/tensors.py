@@ -548,6 +548,7 @@ class FactoryWithoutDevice(Rule):
         self._host_bound: Set[int] = set()
         # (method, position) of results of a module's methods that take no tensor: met only beside a device tensor
         self._partner_needed: Set[Tuple[str, Optional[int]]] = set()
+        self._met_beside: Set[Tuple[str, Optional[int]]] = set()  # helper results met beside a device tensor
         self._to_host: Set[int] = set()  # ids of the functions that took tensors' values to the host
         self._placeholders: Set[int] = set()  # `torch.empty(0)` factories: only a join with a device tensor fails
         self._defaults: Set[int] = set()  # factories that are a parameter's default value
@@ -608,6 +609,10 @@ class FactoryWithoutDevice(Rule):
             # (a part of a result counts as met where the whole is: `self.lstm(x, self.init_hidden(n))`)
             used = key in frame.met or (key[0], None) in frame.met \
                 or (key in frame.bundled and key[0] not in called_here)
+            if key in self._partner_needed and key not in self._met_beside and (key[0], None) not in self._met_beside:
+                # (what a method taking no tensor made meets a device tensor only beside one:
+                # kornia's `self.get_children_by_indices(self.rand_selector(n))` picks children)
+                used = False
             if used and key not in frame.moved and key[0] not in init_time:
                 self._report_returned(made)
 
@@ -791,10 +796,8 @@ class FactoryWithoutDevice(Rule):
             fate, assigned = self._fate(node, None)
             helper, position, judge, _ = result
             frame = self._frame
-            if fate == BAD and self._partner is None and (helper, position) in self._partner_needed:
-                # (what a method taking no tensor made meets a device tensor only beside one:
-                # kornia's `self.get_children_by_indices(self.rand_selector(n))` picks children)
-                fate = NEUTRAL
+            if fate == BAD and self._partner is not None:
+                self._met_beside.add((helper, position))  # (see `_partner_needed`)
             if fate == BAD and frame.copies_input_to_host and not frame.any_mix_is_a_bug:
                 pass  # CPU work on purpose, as for a factory of its own
             elif fate == BAD and not frame.any_mix_is_a_bug and isinstance(frame.node, cst.FunctionDef):
