@@ -4564,6 +4564,9 @@ def grid(shape, device=None):
                                "    return torch.arange(shape[1], device=device)\n")) == []
     # a data pipeline's function
     assert tdv201(code.replace("def grid(", "def collate_grid(")) == []
+    # one that puts something on the CPU on purpose (torchao's expected values beside the inputs)
+    assert tdv201(code.replace("    ranges = torch.arange(shape[1])\n",
+                               "    expected = torch.zeros(2, device='cpu')\n    ranges = torch.arange(shape[1])\n")) == []
 
 
 def test_what_a_modules_method_without_tensor_inputs_returns_is_judged_where_used():

@@ -20,6 +20,7 @@ from ..analysis import (
     parameter_names,
     positional_args,
     root_name,
+    string_value,
 )
 from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
                                 follows_own_device, remakes_state)
@@ -3602,9 +3603,18 @@ def _is_keyed_by_name(node: cst.Subscript) -> bool:
 
 
 def _passes_as_device(function: cst.FunctionDef, name: str) -> bool:
-    """Does `function` pass its parameter `name` as a `device=` keyword somewhere?"""
-    return any(isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device"
-               and isinstance(node.value, cst.Name) and node.value.value == name for node in descendants(function))
+    """Does `function` pass its parameter `name` as a `device=` keyword somewhere, and put
+    nothing on the CPU on purpose (`device="cpu"`, `.cpu()`: torchao's expected values)?"""
+    passes = False
+    for node in descendants(function):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
+            if isinstance(node.value, cst.Name) and node.value.value == name:
+                passes = True
+            elif string_value(node.value) == "cpu":
+                return False
+        elif isinstance(node, cst.Call) and moves_to_cpu(node):
+            return False
+    return passes
 
 
 def _placed_on_its_way(value: cst.BaseExpression) -> bool:
