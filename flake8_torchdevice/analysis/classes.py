@@ -11,9 +11,10 @@ when the `ClassInfo` is complete.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Protocol, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -205,6 +206,11 @@ class ClassInfo:
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    @functools.cached_property
+    def defined_methods(self) -> FrozenSet[str]:
+        """Every method the class body defines (`methods` holds those the walk has reached)."""
+        return frozenset(item.name.value for item in self.node.body.body if isinstance(item, cst.FunctionDef))
 
     @property
     def is_lazy(self) -> bool:

@@ -312,7 +312,6 @@ class TensorOrigins:
         # seen so far hand it a tensor on a run-time device (EEG-GAN's trainer moves the batch,
         # then calls `self.batch_train(data, data_labels)`)
         self._placed_by_callers: Dict[Tuple[str, str, object], bool] = {}
-        self._method_names: Dict[int, Set[str]] = {}  # id of a class's node -> the methods it defines
 
     @property
     def current(self) -> FunctionOrigins:
@@ -636,11 +635,7 @@ class TensorOrigins:
         info = self.ctx.current_class
         if info is None or self.ctx.current_function is None:
             return
-        defined = self._method_names.get(id(info.node))
-        if defined is None:  # (`info.methods` grows as the walk reaches them: later ones count too)
-            defined = self._method_names[id(info.node)] = {
-                statement.name.value for statement in info.node.body.body if isinstance(statement, cst.FunctionDef)}
-        if func.attr.value not in defined:
+        if func.attr.value not in info.defined_methods:  # (methods the walk reaches later count too)
             return
         position = 0
         for arg in node.args:
