@@ -4590,6 +4590,9 @@ class Grid(nn.Module):
     assert tdv201(code.replace("return kernel(self.density, cells, grad)", "return len(cells.tolist())")) == []
     # handed alone to a method of the class (kornia's `get_children_by_indices(rand_selector(n))`)
     assert tdv201(code.replace("return kernel(self.density, cells, grad)", "return self.pick(cells)")) == []
+    # a module of a data pipeline's folder (rslearn's `train/transforms/crop.py` samples its crop)
+    from flake8_torchdevice.engine import Options, lint_source
+    assert lint_source(code, "train/transforms/grid.py", Options(enabled=ONLY)) == []
 
 
 def test_a_method_given_tensors_its_class_moved_has_them_on_the_device():

@@ -569,7 +569,7 @@ class TensorOrigins:
             and not _PIPELINE_CLASS_RE.search(" ".join(dotted_name(b.value) or "" for b in info.node.bases))
             # (nor a class of a data pipeline's folder: ROMP's `datasets/image_base_relative.py`;
             # a class merely named like a transform may work on the GPU: a `BatchRotation` of SSL)
-            and not self._in_a_pipeline_folder())
+            and not self.in_a_pipeline_folder())
         # (a method named like a builder runs while its object is built; a plain function so
         # named is a helper when a parameter is annotated as a tensor: `_create_or_accumulate(
         # param: torch.Tensor, ...)`, not `get_sparse_data(pattern)` of a test suite)
@@ -613,7 +613,7 @@ class TensorOrigins:
                       and not changes_dtype_only(call, self.ctx.resolve)
                       and root_name(method_call(call, "to", "cuda")) in params)
 
-    def _in_a_pipeline_folder(self) -> bool:
+    def in_a_pipeline_folder(self) -> bool:
         """A file of a data pipeline by its name or its folders (`monai/transforms/spatial/array.py`)."""
         path = getattr(self.ctx, "filename", None) or ""
         return any(_DATA_PIPELINE_FILE_RE.search(part) for part in re.split(r"[\\/]", path))
@@ -621,7 +621,7 @@ class TensorOrigins:
     def _in_a_pipeline(self, info: Any) -> bool:
         """A class of a data pipeline by its file, its folders (`monai/transforms/spatial/
         array.py`) or its bases in the file (`SpatialResample(InvertibleTransform)`)."""
-        return self._in_a_pipeline_folder() \
+        return self.in_a_pipeline_folder() \
             or _TRANSFORM_CLASS_RE.search(info.name) is not None or any(
                 _DATA_PIPELINE_RE.search(dotted_name(base.value) or "") for cls in info.lineage() for base in cls.node.bases)
 

@@ -1296,6 +1296,7 @@ class FactoryWithoutDevice(Rule):
                 info = self.ctx.current_class
                 if not sensitive and self._frame.module_runtime and self._classes and method is not None \
                         and info is not None and info.methods.get(method.name.value) is method \
+                        and not self.ctx.data_pipeline_module and not self.ctx.origins.in_a_pipeline_folder() \
                         and not method.name.value.startswith("__") and (position is None or isinstance(child, cst.Tuple)):
                     # `_get_rand_cells(self, frac)` of a module, taking no tensor: what it returns is
                     # judged where the class's methods use it (svox2 hands it to a CUDA kernel)
