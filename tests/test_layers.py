@@ -43,7 +43,7 @@ LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
                   "flake8_torchdevice.__main__")),
 ]
 EMULATE = "flake8_torchdevice.emulate"
-ANALYSIS_ORDER = ["syntax", "devices", "project", "scopes", "guards", "helpers", "kinds", "classes", "origins", "walker"]
+ANALYSIS_ORDER = ["syntax", "devices", "project", "dumps", "scopes", "guards", "helpers", "kinds", "classes", "origins", "walker"]
 
 # An import: (importing module, imported module, line).
 Edge = Tuple[str, str, int]

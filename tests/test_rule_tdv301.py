@@ -219,3 +219,67 @@ def test_a_cpu_dump_through_an_opened_file():
     code = ("import torch\ndef dump(feats, path):\n    with open(path + '/feats.pth', 'wb') as f:\n"
             "        torch.save(feats.cpu(), f)\ndef load(d):\n    return torch.load(d + '/feats.pth')\n")
     assert tdv301(code) == []
+
+
+# Issue 15 (blind sample of set 27): preprocessing scripts that write CPU tensors made from
+# NumPy arrays, read back by the same script or by a training script in the same folder.
+PREPROCESS = (
+    "import numpy as np\nimport torch\n\n"
+    "def process_topo(root, csr):\n"
+    "    indptr = csr.indptr\n"
+    "    indptr = torch.from_numpy(indptr).type(torch.long)\n"
+    "    torch.save(indptr, f'{root}/csr/indptr.pt')\n\n"
+    "def process_index(root, rows):\n"
+    "    order = torch.zeros_like(torch.from_numpy(np.array(rows)))\n"
+    "    order[0] = 1\n"
+    "    torch.save({'order': order, 'n': len(rows)}, root + '/index/order.pt')\n\n"
+    "def save_model(root, model):\n"
+    "    torch.save(model.state_dict(), f'{root}/model.pt')\n\n"
+    "def partition(root, probs, work):\n"
+    "    parts = [None] * len(probs)\n"
+    "    for i in range(len(probs)):\n"
+    "        parts[i] = work(probs[i])\n"
+    "    torch.save(parts, f'{root}/parts.pt')\n\n"
+    "def on_the_gpu(root, n):\n"
+    "    book = torch.zeros(n).type(torch.cuda.LongTensor)\n"
+    "    torch.save(book, f'{root}/book.pt')\n\n"
+    "def sort_rows(root):\n"
+    "    indptr_path = f'{root}/csr/indptr.pt'\n"
+    "    indptr = torch.load(indptr_path)\n"
+    "    deg, order = torch.sort(indptr[1:] - indptr[:-1])\n"
+    "    torch.save(order, f'{root}/sorted.pt')\n"
+)
+TRAIN = (
+    "import os.path as osp\nimport torch\n\n"
+    "def load_all(root):\n"
+    "    indptr_root = osp.join(root, 'csr', 'indptr.pt')\n"
+    "    indptr = torch.load(indptr_root)\n"
+    "    order = torch.load(osp.join(root, 'index', 'order.pt'))\n"
+    "    model = torch.load(f'{root}/model.pt')\n"
+    "    parts = torch.load(root + '/parts.pt')\n"
+    "    book = torch.load(root + '/book.pt')\n"
+    "    ranks = torch.load(root + '/sorted.pt')\n"
+    "    return indptr, order, model, parts, book, ranks\n"
+)
+
+
+def test_a_host_dump_loaded_by_the_script_that_writes_it():
+    assert tdv301(PREPROCESS + TRAIN.split("\n\n", 1)[1]) == [(36, 12, "TDV301"), (37, 12, "TDV301"), (38, 11, "TDV301")]
+
+
+def test_a_host_dump_of_a_script_in_the_same_folder(tmp_path):
+    from conftest import lint_in_project
+
+    (tmp_path / "setup.py").write_text("")
+    found = lint_in_project(tmp_path, {"preprocess.py": PREPROCESS, "train.py": TRAIN}, "train.py", ONLY)
+    # model.pt holds a model's state, parts.pt what a function computed, book.pt CUDA tensors
+    assert found == [(8, 12, "TDV301"), (9, 12, "TDV301"), (10, 11, "TDV301")]
+
+
+def test_a_host_dump_of_a_script_in_another_folder_says_nothing(tmp_path):
+    from conftest import lint_in_project
+
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "tools").mkdir()
+    found = lint_in_project(tmp_path, {"tools/preprocess.py": PREPROCESS, "train.py": TRAIN}, "train.py", ONLY)
+    assert [line for line, _, _ in found] == [6, 7, 8, 9, 10, 11]

@@ -16,6 +16,9 @@ Read bottom-up, each module a layer of the model:
   `torch.save`, whether a class keeps the device it was told and uses it (itself or
   through a base class: an agent's `self.device = device`), whether the file sets the
   default device for new tensors;
+- `dumps`: the files a script (or a script in the same folder) saves host data to
+  with `torch.save`: tensors made from NumPy or without a device, `.cpu()` results;
+  their loads need no `map_location`;
 - `scopes`: names and what they resolve to (imports, relative ones too; an import
   with an `except ImportError:` fallback is the `try` arm's), and the
   per-scope facts in statement order: *placement* per path, the dotted names on their

@@ -143,7 +143,7 @@ _NN_NON_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict", "Buf
 _MOVE_METHODS = frozenset({"to", "cuda"})
 _MAX_DEPTH = 8  # re-exports and base classes followed through at most this many files
 _MAX_PARENTS = 6  # parent folders searched for the top package of an absolute import
-_MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = 2_000_000
 
 
 @dataclass
@@ -621,18 +621,18 @@ def summarise(source: str, path: str) -> FileSummary:
     return summarise_tree(tree, path)
 
 
-def _bind_imports(summary: FileSummary, statements, first_wins: bool) -> None:
+def bind_imports(summary: FileSummary, statements, first_wins: bool) -> None:
     """The imports of `statements` into `summary.imports` (`first_wins`: an earlier binding stays)."""
     for statement in statements:
         if isinstance(statement, ast.Try):
             # `try: from a import X / except ImportError: from b import X`: what runs first
-            _bind_imports(summary, statement.body, first_wins)
+            bind_imports(summary, statement.body, first_wins)
             for handler in statement.handlers:
-                _bind_imports(summary, handler.body, True)
+                bind_imports(summary, handler.body, True)
             continue
         if isinstance(statement, ast.If):
-            _bind_imports(summary, statement.body, first_wins)
-            _bind_imports(summary, statement.orelse, True)
+            bind_imports(summary, statement.body, first_wins)
+            bind_imports(summary, statement.orelse, True)
             continue
         pairs: List[Tuple[str, str]] = []
         if isinstance(statement, ast.Import):
@@ -660,7 +660,7 @@ def _bind_imports(summary: FileSummary, statements, first_wins: bool) -> None:
 def summarise_tree(tree: ast.Module, path: str) -> FileSummary:
     """The summary of one file's `ast`."""
     summary = FileSummary(path)
-    _bind_imports(summary, tree.body, False)
+    bind_imports(summary, tree.body, False)
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Attribute):
@@ -964,10 +964,10 @@ def _summary_of(path: str) -> Optional[FileSummary]:
     cached = _summaries.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
-    if stat.st_size > _MAX_FILE_BYTES:
+    if stat.st_size > MAX_FILE_BYTES:
         summary = FileSummary(path)
     else:
-        source = _read_text(path)
+        source = read_text(path)
         if source is None:
             return None
         summary = summarise(source, path)
@@ -1017,6 +1017,8 @@ _MAX_PROJECT_FILES = 3000
 _SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "build", "dist", "__pycache__", "venv", "env"})
 _project_listing: Dict[str, Tuple[str, ...]] = {}
 _runs_unmoved_cache: Dict[Tuple[str, str], Tuple[Tuple[int, int], Tuple[str, ...]]] = {}
+# caches of per-file facts kept by the modules built on this one (`dumps`), cleared with ours
+FILE_CACHES: List[Dict] = []
 
 
 def _project_files(path: str) -> Tuple[str, ...]:
@@ -1056,8 +1058,8 @@ def _runs_unmoved_of(path: str, class_name: str) -> Tuple[str, ...]:
     if cached is not None and cached[0] == key:
         return cached[1]
     callees: Tuple[str, ...] = ()
-    if stat.st_size <= _MAX_FILE_BYTES:
-        text = _read_text(path) or ""
+    if stat.st_size <= MAX_FILE_BYTES:
+        text = read_text(path) or ""
         try:
             if class_name in text:
                 callees = tuple(sorted(c for c in runs_unmoved(ast.parse(text))
@@ -1072,7 +1074,7 @@ _DEFAULT_DEVICE_SETTERS = ("set_default_tensor_type", "set_default_device")
 _mentions_cache: Dict[Tuple[str, Tuple[str, ...]], Tuple[Tuple[int, int], bool]] = {}
 
 
-def _mentions(path: str, words: Tuple[str, ...]) -> bool:
+def mentions(path: str, words: Tuple[str, ...]) -> bool:
     """Does the file's text hold one of `words`? Cached by its size and modification time."""
     try:
         stat = os.stat(path)
@@ -1083,8 +1085,8 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
     if cached is not None and cached[0] == key:
         return cached[1]
     found = False
-    if stat.st_size <= _MAX_FILE_BYTES:
-        found = any(word in (_read_text(path) or "") for word in words)
+    if stat.st_size <= MAX_FILE_BYTES:
+        found = any(word in (read_text(path) or "") for word in words)
     _mentions_cache[(path, words)] = (key, found)
     return found
 
@@ -1092,7 +1094,7 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
 _IMPORTED_MODULE_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.M)
 
 
-def _read_text(path: str) -> Optional[str]:
+def read_text(path: str) -> Optional[str]:
     """A project file's text (undecodable bytes replaced); None when it cannot be read."""
     try:
         with open(path, "rb") as handle:
@@ -1103,7 +1105,7 @@ def _read_text(path: str) -> Optional[str]:
 
 def _imports_file(importer: str, target: str) -> bool:
     """Does the file `importer` import the module that is the file `target`?"""
-    for match in _IMPORTED_MODULE_RE.finditer(_read_text(importer) or ""):
+    for match in _IMPORTED_MODULE_RE.finditer(read_text(importer) or ""):
         found = _find_module(importer, match.group(1) or match.group(2))
         if found is not None and os.path.abspath(found) == target:
             return True
@@ -1166,6 +1168,7 @@ class ProjectIndex:
         self._whole_tree = tree  # kept for the rare questions the summary does not answer
         self._runs_unmoved: Optional[Set[str]] = None
         self._calls: Optional[Dict[str, List[Optional[Tuple[int, FrozenSet[str]]]]]] = None
+        self.memo: Dict[str, object] = {}  # what other analysis modules read from the whole file, once
 
     @property
     def own(self) -> FileSummary:
@@ -1304,12 +1307,12 @@ class ProjectIndex:
         same function or at module level)? For "self.<name>": does it run `self.<name>`
         and never move it (`attributes_run_unmoved`)? Read from the whole file, once."""
         if self._runs_unmoved is None:
-            tree = self._file_tree()
+            tree = self.file_tree()
             self._runs_unmoved = runs_unmoved(tree) | attributes_run_unmoved(tree) if tree is not None else set()
             self._whole_tree = None
         return class_name in self._runs_unmoved
 
-    def _file_tree(self) -> Optional[ast.Module]:
+    def file_tree(self) -> Optional[ast.Module]:
         """The whole file's tree, for the rare questions the summary does not answer."""
         if self._whole_tree is not None:
             return self._whole_tree
@@ -1329,7 +1332,7 @@ class ProjectIndex:
         at its default? False when there is no call, or the name is used otherwise
         (handed on as a value, called with `*args`/`**kwargs`)."""
         if self._calls is None:
-            tree = self._file_tree()
+            tree = self.file_tree()
             self._calls = _calls_by_name(tree) if tree is not None else {}
         calls = self._calls.get(function)
         return bool(calls) and all(
@@ -1373,7 +1376,7 @@ class ProjectIndex:
         mine = os.path.abspath(self.path)
         for path in _project_files(mine):
             # (the cheap tests first: a summary parses the whole file, 10 MB for timm's biggest)
-            if path != mine and _mentions(path, _DEFAULT_DEVICE_SETTERS) and _imports_file(path, mine):
+            if path != mine and mentions(path, _DEFAULT_DEVICE_SETTERS) and _imports_file(path, mine):
                 summary = _summary_of(path)
                 if summary is not None and summary.sets_default_device:
                     return True
@@ -1571,6 +1574,8 @@ def clear_cache() -> None:
     _project_listing.clear()
     _runs_unmoved_cache.clear()
     _mentions_cache.clear()
+    for cache in FILE_CACHES:
+        cache.clear()
 
 
 def index_for(path: Optional[str], tree: Optional[ast.Module] = None, source: Optional[str] = None) -> ProjectIndex:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ..analysis import (children, dotted_name, first_argument, has_star_kwargs, keyword, last_identifier, method_call,
                         moves_to_cpu, positional_args, string_value)
+from ..analysis.dumps import FILE_NAME_RE, dumps_host_data
 from .base import CallTrigger, Fix, Rule, any_word
 
 # Loader -> index of its positional `map_location` parameter.
@@ -41,9 +41,6 @@ def _file_key(node: cst.CSTNode) -> Optional[str]:
     if name is not None and name.endswith(".name"):
         name = name[: -len(".name")]
     return name
-
-
-_FILE_NAME_RE = re.compile(r"(?:^|/)([\w\-]+\.\w+)$")
 
 
 def _file_keys(node: cst.CSTNode) -> List[str]:
@@ -87,7 +84,7 @@ def _file_name(path: cst.CSTNode) -> Optional[str]:
     """The file name a path expression ends with: `os.path.join(d, "feats.pth")`,
     `f"{d}/feats.pth"`, `d + "/feats.pth"` -> `feats.pth`."""
     pieces = _string_pieces(path)
-    match = _FILE_NAME_RE.search(pieces[-1]) if pieces else None
+    match = FILE_NAME_RE.search(pieces[-1]) if pieces else None
     return match.group(1) if match else None
 
 
@@ -161,6 +158,14 @@ class LoadWithoutMapLocation(Rule):
       of the path (`self.training_file`): a cache of CPU tensors loads on any machine.
       What a `torch.utils.data.Dataset` saves counts as such a cache (data-pipeline
       code: MNIST-M's processed files).
+    - A load of a file that this file, or a Python file in the same folder (a
+      preprocessing script beside the training script), saves host data to: tensors
+      made from NumPy arrays or by factories without `device=`, what torch computes
+      from those only, `.cpu()` results, NumPy arrays, numbers, and containers of them
+      (`indptr = torch.from_numpy(csr.indptr).long()`, then
+      `torch.save(indptr, f"{root}/indptr.pt")`). A model's `state_dict()`, a value a
+      function returned, or a container filled with either is not known to be on the
+      host, and its load stays reported.
     - `load_state_dict_from_url` / `load_url` of PyTorch's published weights
       (`https://download.pytorch.org/models/...`, given literally or through a
       module-level name or dict of such URLs, `model_urls[arch]`): they hold CPU
@@ -226,6 +231,10 @@ class LoadWithoutMapLocation(Rule):
         if self.ctx.scope.kind == "module" and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, cst.Name) and _cpu_weights(node.value):
             self.ctx.scope.note("CPU weight URLs", set).add(node.targets[0].target.value)
+        # `indices_root = osp.join(data_dir, "csr", "indices.pt")`: the file a later load names
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            paths = self.ctx.function_scope().note("paths", dict)
+            paths[node.targets[0].target.value] = _file_name(node.value)
 
     def _is_cpu_weights_url(self, url: Optional[cst.BaseExpression]) -> bool:
         """A literal URL of PyTorch's published weights, or a module-level name (or dict of
@@ -274,12 +283,22 @@ class LoadWithoutMapLocation(Rule):
         value = found[0] if found else '"cpu"'
         fix = Fix().replace(location.value, value) if location is not None else Fix().add_keyword(
             node, "map_location", value)
-        name = (_file_name(source) or _path_tail(source)) if source is not None else None
+        name = (_file_name(source) or _path_tail(source) or self._named_path(source)) if source is not None else None
         if name:  # decided at the end of the file: a function further down may dump it from the CPU
             self._loads_of_named_files.append((node, self.message.format(name=qualified), fix, name,
                                                self.ctx.enclosing_functions()))
         else:
             self.report(node, self.message.format(name=qualified), fix=fix)
+
+    def _named_path(self, source: cst.BaseExpression) -> Optional[str]:
+        """The file name a path variable was bound to in this function (or at module level)."""
+        if not isinstance(source, cst.Name):
+            return None
+        for scope in (self.ctx.function_scope(), self.ctx.scopes[0]):
+            paths = scope.notes.get("paths", {})
+            if source.value in paths:
+                return paths[source.value]
+        return None
 
     def _opened_path(self, handle: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """`path` of the enclosing `with open(path, "wb") as f:` that binds `handle` (`f`)."""
@@ -332,5 +351,6 @@ class LoadWithoutMapLocation(Rule):
 
     def leave_Module(self, node: cst.Module) -> None:
         for call, message, fix, name, within in self._loads_of_named_files:
-            if name not in self._cpu_dumps:
+            if name not in self._cpu_dumps and (name.startswith("variable:")
+                                                or not dumps_host_data(self.ctx.project, name)):
                 self.report(call, message, fix=fix, within=within)
