@@ -1302,3 +1302,37 @@ def test_a_public_tensor_filled_while_the_module_is_built():
     assert tdv202(code) == [(7, 8, "TDV202")]
     # a private one the class never reads again is its own business
     assert tdv202(code.replace("self.table", "self._table")) == []
+
+
+WIN_RATIOS = """import torch
+import pytorch_lightning as pl
+class GLVQ(pl.LightningModule):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+        self.initialize_win_ratios()
+    def initialize_win_ratios(self):
+        self.win_ratios = torch.zeros(self.n, device=self.device)
+    def log_win_ratios(self, distances):
+        ratios = torch.zeros(self.n, device=self.device)
+        self.win_ratios = torch.vstack([self.win_ratios, ratios])
+    def training_step(self, batch, i):
+        self.log_win_ratios(batch)
+"""
+
+
+def test_a_method_named_like_a_logger_that_computes_with_the_attribute():
+    # prototorch_models' GLVQ (set 28): `log_...` reads the CPU tensor made while the module was
+    # built to stack it with the new one, which is on the module's device
+    assert tdv202(WIN_RATIOS) == [(9, 8, "TDV202")]
+    # a logger that only shows it reads nothing that computes
+    assert tdv202(WIN_RATIOS.replace("self.win_ratios = torch.vstack([self.win_ratios, ratios])",
+                                     "self.log('r', self.win_ratios)")) == []
+
+
+def test_a_variable_made_while_the_module_is_built():
+    # ssd.pytorch (set 28): `Variable(t)` is `t`, whatever made it, kept where it was made
+    code = module("self.priorbox = PriorBox(n)\nself.priors = Variable(self.priorbox.forward(), volatile=True)",
+                  "return x, self.priors").replace("import numpy as np", "from torch.autograd import Variable")
+    assert tdv202(code) == [(8, 8, "TDV202")]
+    assert tdv202(code.replace("return x, self.priors", "return x, self.priors.to(x.device)")) == []

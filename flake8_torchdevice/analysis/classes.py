@@ -526,13 +526,25 @@ class ClassFacts:
             return  # `self.table[i, j] = v` while the module is built fills the tensor, reads nothing
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "numpy":
             info.host_only.add(name)  # (svox2's `self.radius.numpy()`: moving it would break this read)
-        if _IO_METHOD_RE.search(method):
-            return  # save_weights, export: the value goes to a file, not into a computation
+        if _IO_METHOD_RE.search(method) and not self._refreshes_itself(node, name):
+            # save_weights, export: the value goes to a file, not into a computation (but
+            # `self.ratios = torch.vstack([self.ratios, r])` in `log_ratios` computes with it)
+            return
         if self._read_as_python_data(node):
             return  # `if self.x[i]:`, `self.x.item()`, `self.x.shape`: its device never matters
         # (a lambda kept by `__init__`, `self.clamp = lambda x: self.lo + x`, reads at run time)
         reader = f"{method}.<lambda>" if any(self._lambdas) else method
         info.reads.setdefault(name, []).append((reader, self._moved_where_read(node), self._next_order()))
+
+    def _refreshes_itself(self, node: cst.Attribute, name: str) -> bool:
+        """Is `node` read in the value of an assignment to the same `self.<name>`?"""
+        for depth in range(1, 16):
+            parent = self.ctx.parent(depth)
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(parent, cst.Assign):
+                return any(self._self_attribute(target.target) == name for target in parent.targets)
+        return False
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         # kept (`self.clamp = lambda x: ...`, returned), not run on the spot (`self.apply(lambda m: ...)`)

@@ -759,6 +759,10 @@ class ValueKinds:
             return any_device or (keyword(call, "device") is None and not has_star_kwargs(call))
         qualified = self.ctx.resolve(call.func)
         if qualified in VARIABLE:
+            if any_device and self._in_construction() and call.args:
+                # `self.priors = Variable(self.priorbox.forward())` while the module is built:
+                # whatever it wraps, a tensor kept where it was then (ssd.pytorch)
+                return True
             return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)  # `Variable(t)` is t
         if any_device and self._in_construction() and not (qualified or "").startswith("torch.") \
                 and self.self_attribute(call.func) is None and self.ctx.project_says(call.func, "returns") == TENSOR:

@@ -26,7 +26,7 @@ from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, Attrib
                                 follows_own_device, remakes_state)
 from ..analysis.devices import is_device_move, is_device_name, moves_to_cpu
 from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, SIZE_ATTRIBUTES, FunctionOrigins,
-                                is_data_pipeline_name, is_tensor_op, tensor_expression_root)
+                                is_data_pipeline_name, is_tensor_op, names_read, tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, descendants,
                                exclusive_arms, first_argument, flag_test, function_statements,
@@ -1234,6 +1234,15 @@ class FactoryWithoutDevice(Rule):
                     if self._factory is not None and self.ctx.class_facts.under_once_test(target.attr.value):
                         self._cached_once.add(id(self._factory))
                     return NEUTRAL, ([key], parent)
+                parameter = self._optimizer_state_of(target)
+                if parameter is not None and self._factory is not None \
+                        and keyword(self._factory, "pin_memory") is None \
+                        and any(next(names_read(arg.value), None) for arg in self._factory.args):
+                    # `state["exp_avg_sq_row"] = torch.zeros(shape[:-1])` in an optimizer's step:
+                    # its state is updated with the parameter's gradient at every step (not a
+                    # counter of literal size, `state["step"] = torch.zeros(1)`, read with `.item()`)
+                    self._partner = parameter
+                    return BAD, None
                 holder = self._filling_a_dict(target)
                 if holder is not None:
                     return NEUTRAL, ([holder], parent)
@@ -1522,6 +1531,25 @@ class FactoryWithoutDevice(Rule):
         self._lists.add((id(frame.node), receiver.value))
         self._gathered.add((id(frame.node), receiver.value))
         return receiver.value
+
+    def _optimizer_state_of(self, target: cst.BaseAssignTargetExpression) -> Optional[cst.Name]:
+        """`p` when `target` is an entry of an optimizer's state for the parameter `p`:
+        `self.state[p]["k"]`, or `state["k"]` after `state = self.state[p]` in this function."""
+        if not isinstance(target, cst.Subscript) or len(target.slice) != 1 \
+                or not isinstance(target.slice[0].slice, cst.Index) \
+                or string_value(target.slice[0].slice.value) is None:
+            return None
+        holder = target.value
+        if isinstance(holder, cst.Name) and isinstance(self._frame.node, cst.FunctionDef):
+            holder = next((node.value for node in function_statements(self._frame.node)
+                           if isinstance(node, cst.Assign) and len(node.targets) == 1
+                           and isinstance(node.targets[0].target, cst.Name)
+                           and node.targets[0].target.value == holder.value), None)
+        if isinstance(holder, cst.Subscript) and dotted_name(holder.value) == "self.state" \
+                and len(holder.slice) == 1 and isinstance(holder.slice[0].slice, cst.Index) \
+                and isinstance(holder.slice[0].slice.value, cst.Name):
+            return holder.slice[0].slice.value
+        return None
 
     def _filling_a_dict(self, target: cst.BaseAssignTargetExpression) -> Optional[str]:
         """`x["spkr"] = t` in device-sensitive code or a module's method that runs once it is built
@@ -2443,6 +2471,7 @@ class UnregisteredTensorAttribute(Rule):
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
     trigger_parts = (
         ((), r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
+             r"|\bVariable\("  # `self.priors = Variable(self.priorbox.forward())`
              r"|\bself\.\w+ is None|\b(?:has|get)attr\(self\b|\bgetattr\(\s*torch\s*,"
              r"|\b__init__\([^)]*\bTensor\b"  # `def __init__(self, points: Tensor)`
              r"|" + _DERIVED_ARGUMENT  # `self.radii = r.norm(2, dim=1)`
@@ -2715,7 +2744,7 @@ class UnregisteredTensorAttribute(Rule):
 # Where torch's ops are (as the file writes them: `torch.linalg.inv(x)`).
 _TORCH_OP_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.fft", "torch.special"})
 # Fast path of TDV202: calls that can make a fixed-device tensor, and calls that register one.
-_CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer"} | LEGACY_TENSOR_TYPES
+_CLASS_TRIGGER_CALLS = frozenset(FACTORIES) | {"from_numpy", "frombuffer", "Variable"} | LEGACY_TENSOR_TYPES
 # `torch.zeros_like(self.weight)` in `__init__`: a new plain tensor, on any device
 _LIKE_FACTORIES = frozenset(name for name in TENSOR_FUNCTIONS if name.endswith("_like"))
 REGISTERING_CALLS = frozenset({"Parameter", "Buffer", "register_buffer", "register_parameter"})
