@@ -4670,6 +4670,8 @@ class SM3(Optimizer):
                     state["step"] = torch.zeros(1)
                     state["row"] = torch.zeros(grad.shape[:-1], dtype=grad.dtype)
                     self.state[p]["col"] = torch.zeros(grad.shape[-1])
+                    for i in range(grad.dim()):
+                        state[f"acc_{i}"] = torch.zeros(grad.shape[i])
                 state["step"] += 1
                 row = state["row"]
                 row.mul_(0.9).add_(grad.square().mean(-1), alpha=0.1)
@@ -4679,14 +4681,15 @@ class SM3(Optimizer):
 def test_an_optimizers_state_made_on_the_cpu():
     # pytorch_optimizer's SM3 and AdaFactor (set 28): the state of a parameter is updated with its
     # gradient at every step; sized from the gradient, it must be made on the parameter's device
-    assert tdv201(OPTIMIZER_STEP) == [(12, 35, "TDV201"), (13, 43, "TDV201")]
-    [first, _] = lint_source(OPTIMIZER_STEP, "t.py", Options(enabled=ONLY))
+    assert tdv201(OPTIMIZER_STEP) == [(12, 35, "TDV201"), (13, 43, "TDV201"), (15, 44, "TDV201")]
+    [first, _, _] = lint_source(OPTIMIZER_STEP, "t.py", Options(enabled=ONLY))
     assert "device=p.device" in first.message
 
 
 def test_an_optimizers_state_on_the_parameters_device_or_pinned_on_purpose():
     fixed = OPTIMIZER_STEP.replace("dtype=grad.dtype)", "dtype=grad.dtype, device=p.device)").replace(
-        "torch.zeros(grad.shape[-1])", "torch.zeros(grad.shape[-1], pin_memory=True)")
+        "torch.zeros(grad.shape[-1])", "torch.zeros(grad.shape[-1], pin_memory=True)").replace(
+        "torch.zeros(grad.shape[i])", "grad.new_zeros(grad.shape[i])")
     assert tdv201(fixed) == []
     # a dict that is no optimizer's state is not judged this way
     assert tdv201(OPTIMIZER_STEP.replace("self.state[p]", "{}")) == []

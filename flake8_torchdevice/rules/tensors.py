@@ -1536,9 +1536,8 @@ class FactoryWithoutDevice(Rule):
         """`p` when `target` is an entry of an optimizer's state for the parameter `p`:
         `self.state[p]["k"]`, or `state["k"]` after `state = self.state[p]` in this function."""
         if not isinstance(target, cst.Subscript) or len(target.slice) != 1 \
-                or not isinstance(target.slice[0].slice, cst.Index) \
-                or string_value(target.slice[0].slice.value) is None:
-            return None
+                or not isinstance(target.slice[0].slice, cst.Index):
+            return None  # (any key: `state[f"accumulator_{i}"]`)
         holder = target.value
         if isinstance(holder, cst.Name) and isinstance(self._frame.node, cst.FunctionDef):
             holder = next((node.value for node in function_statements(self._frame.node)
