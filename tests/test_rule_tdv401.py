@@ -829,3 +829,19 @@ def test_module_unpacked_from_a_builder_that_moves_nothing():
 ], ids=["builder moves it", "builder told a device", "moved before the wrap", "keywords may carry a device"])
 def test_module_unpacked_from_a_builder_not_reported(change):
     assert tdv401(UNPACKED_BUILDER.replace(*change)) == []
+
+
+def test_a_part_of_a_module_moved_before_the_wrap():
+    # cnn-quantization (blind sample of set 28): the whole model is moved, then its feature
+    # extractor is wrapped; the part moved with it
+    code = """import torch
+class Inference:
+    def __init__(self, model, args):
+        self.model = model
+        self.model.to(args.device)
+        self.model.features = torch.nn.DataParallel(self.model.features, args.device_ids)
+"""
+    assert tdv401(code) == []
+    # a sibling of the moved part was not moved
+    assert tdv401(code.replace("self.model.to(args.device)", "self.model.classifier.to(args.device)")) \
+        == [(6, 30, "TDV401")]

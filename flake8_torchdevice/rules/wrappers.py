@@ -278,8 +278,10 @@ class WrapBeforeMove(Rule):
         # placement per path: moved on every path that reaches the wrap
         # (a module moved to the CPU last is not on a GPU: nekRS-ML's XPU workaround moves it
         # to the CPU for the wrap and back to its device after it, too late for DDP)
-        moved_before = key is not None and key in scope.moved and key not in scope.notes.get("on the cpu", ()) \
-            and not self._moved_only_elsewhere(key)
+        # (a part of a module moved before is moved: `self.model.to(d)`, then `DataParallel(self.model.features)`)
+        moved_before = key is not None and any(
+            moved in scope.moved and moved not in scope.notes.get("on the cpu", ()) and not self._moved_only_elsewhere(moved)
+            for moved in _this_or_its_owners(key))
         if distributed and moved_before:
             return
         built_here = not moved_before and (
@@ -693,6 +695,12 @@ def _wants_gpus(node: cst.Call) -> bool:
     """`DistributedDataParallel(m, device_ids=[rank])`: told its devices (without them, a CPU
     module is plain CPU training)."""
     return any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
+
+
+def _this_or_its_owners(key: str) -> List[str]:
+    """`self.model.features` -> [`self.model.features`, `self.model`, `self`]."""
+    parts = key.split(".")
+    return [".".join(parts[:end]) for end in range(len(parts), 0, -1)]
 
 
 def _one_device(node: cst.Call) -> bool:
