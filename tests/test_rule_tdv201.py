@@ -4693,3 +4693,17 @@ def test_an_optimizers_state_on_the_parameters_device_or_pinned_on_purpose():
     assert tdv201(fixed) == []
     # a dict that is no optimizer's state is not judged this way
     assert tdv201(OPTIMIZER_STEP.replace("self.state[p]", "{}")) == []
+
+
+def test_a_cast_to_a_float8_dtype_is_no_move():
+    # GPTQModel's tests (blind sample of set 28): `src.to(torch.float8_e4m3fn)` changes the dtype,
+    # so the CPU tensor it makes meets only CPU tensors
+    code = """import torch
+def test_dequantize():
+    fp8 = torch.randn(4, 6).to(torch.float8_e4m3fn)
+    scale_inv = torch.arange(1, 5, dtype=torch.float32)
+    return fp8.to(torch.bfloat16) / scale_inv.view(-1, 1)
+"""
+    assert tdv201(code) == []
+    moved = code.replace("torch.float8_e4m3fn", "device").replace("test_dequantize()", "dequantize_on(device)")
+    assert tdv201(moved) == [(4, 16, "TDV201")]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Container, Dict, FrozenSet, Iterable, List, Op
 import libcst as cst
 
 from .devices import is_device_name
-from .project import (ARRAY, ARRAY_CALLS, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS,
+from .project import (ARRAY, ARRAY_CALLS, DTYPE_NAMES, FACTORIES, NN_NON_MODULES, NOT_TENSOR_METHODS,
                       TENSOR_METHODS_ALSO_FUNCTIONS, TENSOR_ONLY_METHODS, returns_tensor, torch_nn_class)
 from .syntax import (comprehension_clauses, descendants, dotted_name, exclusive_arms, has_star_kwargs, keyword, last_identifier,
                      method_call, number_value, parameter_loop_targets, positional_args, string_value, unpacked_pairs)
@@ -1521,15 +1521,10 @@ def annotation_kind(function: cst.FunctionDef, name: str, resolve) -> Optional[s
     return None
 
 
-_DTYPE_NAMES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8",
-                          "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
-                          "cfloat", "cdouble"})
-
-
 def is_dtype(node: cst.CSTNode, resolve) -> bool:
     """`torch.float32`, `x.dtype`, `dtype`: `.to(...)` of one only changes the dtype."""
     qualified = resolve(node) or ""
-    if qualified.startswith("torch.") and qualified[6:] in _DTYPE_NAMES:
+    if qualified.startswith("torch.") and qualified[6:] in DTYPE_NAMES:
         return True
     return (last_identifier(node) or "").endswith("dtype")
 

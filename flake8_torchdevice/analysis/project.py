@@ -216,8 +216,12 @@ def _is_move(node: ast.AST) -> bool:
         and not _is_dtype_cast(node)
 
 
-_DTYPES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
-                     "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat"})
+# torch's dtypes (`torch.float8_e4m3fn` too): `t.to(torch.float16)` only changes the dtype
+DTYPE_NAMES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16",
+                         "int32", "int64", "long", "short", "uint8", "uint16", "uint32", "uint64", "bool",
+                         "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf", "qint8", "quint8",
+                         "qint32", "quint4x2", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                         "float8_e8m0fnu", "float4_e2m1fn_x2"})
 
 
 def _is_dtype_cast(call: ast.Call) -> bool:
@@ -227,7 +231,7 @@ def _is_dtype_cast(call: ast.Call) -> bool:
     keywords = {k.arg for k in call.keywords}
     if call.args:
         first = ast_dotted_name(call.args[0]) or ""
-        return len(call.args) == 1 and first.startswith("torch.") and first[6:] in _DTYPES \
+        return len(call.args) == 1 and first.startswith("torch.") and first[6:] in DTYPE_NAMES \
             and "device" not in keywords
     return keywords and keywords <= {"dtype", "non_blocking", "copy", "memory_format"}
 
