@@ -4707,3 +4707,56 @@ def test_dequantize():
     assert tdv201(code) == []
     moved = code.replace("torch.float8_e4m3fn", "device").replace("test_dequantize()", "dequantize_on(device)")
     assert tdv201(moved) == [(4, 16, "TDV201")]
+
+
+def test_padding_amounts_made_as_tensors_are_read_as_numbers():
+    # an old U-Net (Med-Noisy-Labels, blind sample of set 28): the sizes' differences become
+    # 1-element CPU tensors, which F.pad reads as Python numbers
+    code = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Up(nn.Module):
+    def forward(self, y, skip):
+        diffY = torch.tensor([skip.size()[2] - y.size()[2]])
+        diffX = torch.tensor([skip.size()[3] - y.size()[3]])
+        y = F.pad(y, [diffX // 2, diffX - diffX // 2, diffY // 2, diffY - diffY // 2])
+        return torch.cat([skip, y], dim=1)
+"""
+    assert tdv201(code) == []
+    # combined with the input, the same tensors mix devices
+    assert tdv201(code.replace("y = F.pad(y, [", "y = y + torch.cat([")) == [(6, 16, "TDV201"), (7, 16, "TDV201")]
+
+
+def test_the_numbers_a_size_getter_returns():
+    # torchvision-style detection transforms (yolort, blind sample of set 28): a random ratio
+    # scales the image's size, which `get_image_size` returns as Python numbers
+    code = """import torch
+import torch.nn as nn
+class RandomZoomOut(nn.Module):
+    def forward(self, image, target=None):
+        orig_w, orig_h = get_image_size(image)
+        r = self.side_range[0] + torch.rand(1) * (self.side_range[1] - self.side_range[0])
+        canvas_width = int(orig_w * r)
+        return image, canvas_width
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("get_image_size(image)", "image.unbind(0)")) == [(6, 33, "TDV201")]
+
+
+def test_a_tensor_filled_by_helpers_then_moved_before_it_is_returned():
+    # seq2seq_with_qcfg's RNNG (blind sample of set 28): the action mask is built on the CPU,
+    # filled by the action dictionary's helpers, then moved to the stack's device
+    code = """import torch
+import torch.nn as nn
+class RNNG(nn.Module):
+    def valid_action_mask(self, items, sent_len):
+        mask = torch.ones((len(items), self.num_actions), dtype=torch.uint8)
+        for b, item in enumerate(items):
+            if item.state.pointer == sent_len:
+                self.action_dict.mask_shift(mask, b)
+        mask = mask.to(items[0].state.stack[0].device)
+        return mask
+"""
+    assert tdv201(code) == []
+    assert tdv201(code.replace("mask = mask.to(items[0].state.stack[0].device)", "mask = mask.cpu()")) \
+        == [(5, 15, "TDV201")]

@@ -81,6 +81,9 @@ _COUNT_ATTRIBUTE_RE = re.compile(r"^(num|n|max|min)_|_(size|num|count|len|length
                                  r"|^(size|shape|dim|ndim|len|length|count|step|epoch|training)s?$", re.I)
 # Names of indices (`row_idx`, `token_id`, `i`).
 _INDEX_NAME_RE = re.compile(r"(^|_)(idx|index|indices|id|ids)$|^[ijkn]$", re.I)
+# Functions named as getters of a size or shape (`get_image_size(img)`, `_get_hw(x)`): numbers.
+_SIZE_GETTER_RE = re.compile(r"_*(?:get|compute|calc|infer|read)_\w*(?:size|shape|hw|wh|dims?)s?$"
+                             r"|_*(?:image|img|input|output|feature|feat)_(?:size|shape)s?$")
 # Parameters named as sizes or shapes.
 _SIZE_PARAMETER_RE = re.compile(r"^(size|shape)s?$|_(size|shape)s?$")
 # `__add__`, `__rmul__`, `__iadd__`...: a class's arithmetic computes on its data.
@@ -1252,6 +1255,9 @@ def names_read(node: cst.CSTNode) -> Iterator[str]:
         return
     if kind is cst.Call and type(node.func) is cst.Name and node.func.value in ("len", "int", "float"):
         yield _SizeOrHost(node.func.value)
+        return
+    if kind is cst.Call and _SIZE_GETTER_RE.match(last_identifier(node.func) or ""):
+        yield _SizeOrHost("size")  # `orig_w, orig_h = get_image_size(image)`: numbers
         return
     if kind is cst.Call and (moves_to_cpu(node) or _casts_to_cpu_type(node)):
         yield _SizeOrHost("cpu")  # `x.to("cpu")`, `x.type(torch.LongTensor)`

@@ -24,7 +24,7 @@ from ..analysis import (
 )
 from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
                                 follows_own_device, remakes_state)
-from ..analysis.devices import is_device_move, is_device_name, moves_to_cpu
+from ..analysis.devices import is_device_move, is_device_name, move_target, moves_to_cpu
 from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, SIZE_ATTRIBUTES, FunctionOrigins,
                                 is_data_pipeline_name, is_tensor_op, names_read, tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
@@ -900,6 +900,10 @@ class FactoryWithoutDevice(Rule):
         self._joined = None
         self._via_network = key is not None and (id(frame.node), key) in self._network_results
         fate, assigned = self._fate(expr, key)
+        if fate == BAD and self._partner is None and key is not None and self._moved_later(key):
+            # `mask = torch.ones(n, k)`, filled by helpers (`self.action_dict.mask_shift(mask, b)`),
+            # then `mask = mask.to(x.device)` before it is returned: CPU work on purpose
+            fate = NEUTRAL
         if fate == BAD and self._via_network and not self._placed_here(self._partner):
             # (what a network computed from the CPU tensor is wrong only beside a tensor the code
             # moved to a run-time device: the network may run on the CPU)
@@ -940,6 +944,23 @@ class FactoryWithoutDevice(Rule):
                     companions = self._companions.setdefault(id(factory), [])
                     companions.extend([earlier[0], *self._companions.get(id(earlier[0]), ())])
                 self.ctx.origins.follow(name, factory, assigned[1])
+
+    def _moved_later(self, name: str) -> bool:
+        """Does a later statement of the function move `name` to a run-time device and bind it
+        again (`mask = mask.to(x.device)`)?"""
+        function = self._frame.node
+        here = next((node for node in reversed(self.ctx.stack) if isinstance(node, cst.BaseSmallStatement)), None)
+        if not isinstance(function, cst.FunctionDef) or here is None:
+            return False
+        after = False
+        for statement in _small_statements_in_order(function):
+            if statement is here:
+                after = True
+            elif after and isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0].target, cst.Name) and statement.targets[0].target.value == name \
+                    and move_target(statement.value) is not None and root_name(statement.value) == name:
+                return True
+        return False
 
     def _joining_call(self, arg: Optional[cst.CSTNode], call: Optional[cst.CSTNode]) -> Optional[str]:
         """"cat" when `arg` is the list or tuple argument of `torch.cat(...)` (or another
@@ -1607,6 +1628,11 @@ class FactoryWithoutDevice(Rule):
                 and self.ctx.project_says(call.func, "follows_argument"):
             return None  # `hat(torch.randn(3))`: what a helper of the project gives for it is where it is
         positional = positional_args(call)
+        if qualified in _SIZES_READ_AS_NUMBERS and (arg in positional[1:] or (
+                arg.keyword is not None and arg.keyword.value in _SIZES_READ_AS_NUMBERS[qualified])):
+            # `F.pad(y, [diffX // 2, ...])` of `diffX = torch.tensor([a.size(3) - y.size(3)])`:
+            # the amounts are read as Python numbers (an old U-Net's padding)
+            return NEUTRAL
         if arg in positional:
             position = positional.index(arg)
             shared = self.ctx.project_says(call.func, "shares_devices")
@@ -2930,6 +2956,27 @@ def _ast_stores_a_call_of(method: ast.AST, makes_tensor: Callable[[str], bool]) 
 def _exclusive(one: AttributeAssignment, other: AttributeAssignment) -> bool:
     """Are two assignments in arms of one `if` of the same method that never both run?"""
     return one.method == other.method and exclusive_arms(one.arms, other.arms)
+
+
+# torch functions whose arguments after the input are sizes read as Python numbers, with their keywords
+_SIZES_READ_AS_NUMBERS = {
+    "torch.nn.functional.pad": ("pad",),
+    "torch.nn.functional.interpolate": ("size", "scale_factor"),
+    "torch.nn.functional.upsample": ("size", "scale_factor"),
+}
+
+
+def _small_statements_in_order(function: cst.FunctionDef) -> Iterator[cst.BaseSmallStatement]:
+    """The small statements of `function` in source order, not those of nested functions."""
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseSmallStatement):
+            yield node
+            continue
+        stack.extend(reversed([child for child in children(node)
+                               if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda,
+                                                         cst.BaseExpression))]))
 
 
 def _names_a_function(name: str) -> bool:
