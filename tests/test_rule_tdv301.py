@@ -211,6 +211,14 @@ def test_a_datasets_own_cache_loads_anywhere():
     assert tdv301(MNISTM_LIKE.format(name="MNISTM", base="data.Dataset")) == []
 
 
+def test_a_pyg_datasets_own_cache_loads_anywhere():
+    # pykale's multi-omics dataset (blind sample of set 28): PyG's `Dataset` writes `data.pt` in
+    # `process()` and reads it back
+    code = MNISTM_LIKE.format(name="Multiomics", base="Dataset").replace(
+        "import torch.utils.data as data", "from torch_geometric.data import Dataset")
+    assert tdv301(code) == []
+
+
 def test_the_same_cache_in_a_class_that_is_no_dataset_is_reported():
     assert tdv301(MNISTM_LIKE.format(name="Cache", base="object")) == [(8, 25, "TDV301")]
 

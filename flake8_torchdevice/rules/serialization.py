@@ -31,6 +31,10 @@ URL_LOADERS = {"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load
 CPU_WEIGHTS_URL = "https://download.pytorch.org/models/"
 
 
+# Where the dataset classes come from (PyG's `InMemoryDataset` writes `processed/data.pt` too).
+_DATASET_MODULES = ("torch.utils.data.", "torch_geometric.data.", "torchvision.datasets.", "dgl.data.")
+
+
 def _file_key(node: cst.CSTNode) -> Optional[str]:
     """`buffer`, `tmp.name`, `"model.ckpt"` -> `buffer`, `tmp`, `"model.ckpt"`: what a save
     and a load both name."""
@@ -156,8 +160,8 @@ class LoadWithoutMapLocation(Rule):
       `with open(path, "wb") as f:`), named by the same file name
       (`torch.load(os.path.join(cache, "feats.pth"))`) or the same variable at the end
       of the path (`self.training_file`): a cache of CPU tensors loads on any machine.
-      What a `torch.utils.data.Dataset` saves counts as such a cache (data-pipeline
-      code: MNIST-M's processed files).
+      What a dataset class saves counts as such a cache (data-pipeline code: MNIST-M's
+      processed files; a `torch.utils.data`, PyG, torchvision or DGL `Dataset`).
     - A load of a file that this file, or a Python file in the same folder (a
       preprocessing script beside the training script), saves host data to: tensors
       made from NumPy arrays or by factories without `device=`, what torch computes
@@ -318,7 +322,7 @@ class LoadWithoutMapLocation(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # bases resolved where the class is defined (a method may rebind `data` locally)
-        if any((self.ctx.resolve(base.value) or "").startswith("torch.utils.data.")
+        if any((self.ctx.resolve(base.value) or "").startswith(_DATASET_MODULES)
                and (last_identifier(base.value) or "").endswith("Dataset") for base in node.bases):
             self._datasets.add(node.name.value)
 
