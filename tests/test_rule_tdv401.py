@@ -845,3 +845,24 @@ class Inference:
     # a sibling of the moved part was not moved
     assert tdv401(code.replace("self.model.to(args.device)", "self.model.classifier.to(args.device)")) \
         == [(6, 30, "TDV401")]
+
+
+def test_a_module_built_around_the_callers_model():
+    # seq2seq.pytorch's trainers (blind sample of set 28): the loss wrapper holds the model the
+    # caller handed in (moved there) and no parameters of its own
+    code = """import torch
+from torch.nn.parallel import DistributedDataParallel
+class Trainer:
+    def __init__(self, model, criterion, rank):
+        self.model = model
+        self.model_with_loss = AddLossModule(self.model, criterion)
+        self.model_with_loss = DistributedDataParallel(self.model_with_loss, device_ids=[rank])
+class NestedTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_with_loss = AddLossModule(self.model, self.criterion)
+        self.model_with_loss = DistributedDataParallel(self.model_with_loss, device_ids=[self.rank])
+"""
+    assert tdv401(code) == []
+    # a module built here from a configuration is on the CPU
+    assert tdv401(code.replace("AddLossModule(self.model, criterion)", "Net(self.config)")) == [(7, 31, "TDV401")]
