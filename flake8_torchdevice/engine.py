@@ -32,7 +32,7 @@ from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Itera
                     Set, Tuple)
 
 from .analysis.project import ProjectIndex, index_for
-from .analysis.helpers import is_candidate, is_test_file
+from .analysis.helpers import is_candidate, is_host_only_test, is_test_file
 from .analysis.syntax import ast_definitions, ast_dotted_name, walk_ast
 from .rules import ALL_RULES, DEFAULT_CODES
 
@@ -547,6 +547,8 @@ def lint_source(
     Raises SourceError when the text is not valid Python or libcst cannot parse it.
     """
     rules = [rule for rule in ALL_RULES if rule.code in options.enabled]
+    if any(rule.needs_a_device_in_tests for rule in rules) and is_host_only_test(filename, source):
+        rules = [rule for rule in rules if not rule.needs_a_device_in_tests]
     if not rules:
         return []
     if "\r" in source:

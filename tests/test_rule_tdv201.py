@@ -4760,3 +4760,26 @@ class RNNG(nn.Module):
     assert tdv201(code) == []
     assert tdv201(code.replace("mask = mask.to(items[0].state.stack[0].device)", "mask = mask.cpu()")) \
         == [(5, 15, "TDV201")]
+
+
+HOST_ONLY_TEST = """import torch
+def pack_rows(values: torch.Tensor):
+    packed = torch.zeros((values.shape[0] // 8, values.shape[1]), dtype=torch.int32)
+    return packed * values[::8].to(torch.int32)
+"""
+
+
+@pytest.mark.parametrize("path", ["tests/test_pack.py", "pkg/tests/utils.py", "test_pack.py", "pack_test.py",
+                                  "tests/conftest.py"])
+def test_a_test_file_that_never_names_a_device(path):
+    # GPTQModel's CPU-only tests (blind sample of set 28): nothing there leaves the CPU
+    assert lint_source(HOST_ONLY_TEST, path, Options(enabled=ONLY)) == []
+
+
+@pytest.mark.parametrize("path, code", [
+    ("pack.py", HOST_ONLY_TEST),  # not a test
+    ("tests/test_pack.py", HOST_ONLY_TEST + "DEVICE = 'cuda'\n"),
+    ("tests/test_pack.py", HOST_ONLY_TEST.replace("values[::8].to(torch.int32)", "values[::8].to(x)")),
+])
+def test_a_test_file_that_names_a_device_or_code_that_is_no_test(path, code):
+    assert [(f.line, f.col) for f in lint_source(code, path, Options(enabled=ONLY))] == [(3, 13)]

@@ -1336,3 +1336,13 @@ def test_a_variable_made_while_the_module_is_built():
                   "return x, self.priors").replace("import numpy as np", "from torch.autograd import Variable")
     assert tdv202(code) == [(8, 8, "TDV202")]
     assert tdv202(code.replace("return x, self.priors", "return x, self.priors.to(x.device)")) == []
+
+
+def test_a_module_in_a_test_file_that_never_names_a_device():
+    from flake8_torchdevice.engine import Options, lint_source
+
+    code = module("self.t = torch.ones(n)")
+    assert [(f.line, f.col) for f in lint_source(code, "model.py", Options(enabled=ONLY))] == [(7, 8)]
+    assert lint_source(code, "tests/test_model.py", Options(enabled=ONLY)) == []
+    assert [(f.line, f.col) for f in lint_source(code + "m = M().to('cuda')\n", "tests/test_model.py",
+                                                 Options(enabled=ONLY))] == [(7, 8)]

@@ -32,6 +32,19 @@ def is_test_file(filename: str) -> bool:
     return bool(_TEST_FILE_RE.match(os.path.basename(filename)))
 
 
+# A test's code (by its file's name or folder) and a word that chooses or names a device.
+_TEST_PATH_RE = re.compile(r"(?:^|[/\\])(?:tests?|testing)[/\\]|(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
+_DEVICE_WORD_RE = re.compile(r"cuda|device|\bmps\b|xpu|accelerat|gpu"
+                             # `.to(x)`, not a cast: `.to(torch.int32)`, `.to(dtype=...)`, `.to(x.dtype)`
+                             r"|\.to\((?!\s*(?:torch\.\w+|dtype\s*=[^,)]*|[\w.]*dtype)\s*\))", re.I)
+
+
+def is_host_only_test(filename: str, source: str) -> bool:
+    """A test file that never names a device: everything it makes and runs stays on the CPU,
+    so tensors made without `device=` there never meet another device."""
+    return bool(_TEST_PATH_RE.search(filename)) and not _DEVICE_WORD_RE.search(source)
+
+
 def is_candidate(name: str, test_file: bool) -> bool:
     """Could `name` be a helper that only this file calls?"""
     private = name.startswith("_") and not name.endswith("__")

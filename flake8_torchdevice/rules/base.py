@@ -218,6 +218,9 @@ class Rule:
                                              Optional[Callable[[str], bool]]], bool]]] = None
     # Rules whose findings a CUDA guard silences (`ctx.guarded`): family 1, TDV301, TDV501.
     silenced_by_guards: ClassVar[bool] = False
+    # Rules whose bugs need a second device: not run on a test file that never names one
+    # (`analysis.helpers.is_host_only_test`): TDV201, TDV202.
+    needs_a_device_in_tests: ClassVar[bool] = False
     # Rules that query `ctx.origins` (analysis/origins.py): the analyzer keeps those facts
     # only when an enabled rule reads them.
     uses_origins: ClassVar[bool] = False

@@ -122,6 +122,11 @@ class FactoryWithoutDevice(Rule):
       or a loss, or its device handed to a move (`p = ... if pt else torch.zeros(1)`, then
       `x.to(p.device)`: the CPU decides where the input goes); functions nested in
       `forward` close over its tensors and count too;
+    - in an optimizer's state for a parameter (`state = self.state[p]`, then
+      `state["exp_avg_sq_row"] = torch.zeros(grad.shape[:-1])`, also
+      `self.state[p][...]`): updated with the parameter's gradient at every step, it must
+      be made on `p.device` (not a counter of literal size, `torch.zeros(1)`, nor
+      `pin_memory=True` state kept on the CPU on purpose);
     - in any plain function, method (also class or static method) of a class that is
       not a module (its dunders such as a transform's `__call__` aside, unless the
       `__call__` backpropagates, as GradCam's does), or static
@@ -396,6 +401,13 @@ class FactoryWithoutDevice(Rule):
       `t.cuda()` of that argument (also beside `return t` under a CUDA test), or such a
       function imported from the project's other files.
     - `torch.zeros_like(x)` and `x.new_zeros(...)`: they follow `x`'s device.
+    - A tensor filled on the CPU and then moved before the function returns it
+      (`mask = torch.ones(n, k)`, filled by helpers, then `mask = mask.to(x.device)`);
+      padding amounts and sizes read as Python numbers (`F.pad(y, [d // 2, ...])` of
+      `d = torch.tensor([a.size(3) - y.size(3)])`; what `get_image_size(img)` returns).
+    - Test files (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`) whose text never
+      names a device (`cuda`, `device`, `mps`, `xpu`, a GPU, `.to(x)` other than a cast):
+      everything they make and run stays on the CPU. Also TDV202's.
     - Uses PyTorch accepts across devices: a 0-dim `torch.tensor(2.0)` (also
       `torch.tensor(True)`, `torch.tensor(-width / 2)`, `torch.tensor(n)` of a
       number) in arithmetic (but not as a bound of `clamp`/`clip`, which must be on
@@ -484,6 +496,7 @@ class FactoryWithoutDevice(Rule):
                      "_window", "Tensor(")
     call_trigger = CallTrigger(frozenset(FACTORIES) | LEGACY_TENSOR_TYPES, frozenset({"device", None}))
     uses_origins = True
+    needs_a_device_in_tests = True
 
     VALID = [
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
@@ -2448,6 +2461,7 @@ class UnregisteredTensorAttribute(Rule):
       None:` the path that skips it holds None, on no device) or one that takes the
       attribute's own device (`torch.zeros_like(x, device=self.mem.device)` keeps a
       stale device).
+    - Test files that never name a device (see TDV201): their modules are never moved.
     - Empty placeholders: `torch.Tensor()`, `torch.empty(0)`.
     - Placeholder slots: one tensor repeated, `self.heads = [torch.zeros(1)] * n`
       (whatever fills the slots later decides their device).
@@ -2493,6 +2507,7 @@ class UnregisteredTensorAttribute(Rule):
 
     code = "TDV202"
     name = "unregistered-tensor-attribute"
+    needs_a_device_in_tests = True
     message = ("self.{name} holds {what} that module.to(device) leaves behind; {remedy}")
     trigger_parts = (
         ((), r"\b(?:" + "|".join(FACTORIES + ("from_numpy", "frombuffer")) + r"|[A-Z][a-z]*Tensor)\b|\bTensor\("
