@@ -1336,6 +1336,8 @@ def test_a_variable_made_while_the_module_is_built():
                   "return x, self.priors").replace("import numpy as np", "from torch.autograd import Variable")
     assert tdv202(code) == [(8, 8, "TDV202")]
     assert tdv202(code.replace("return x, self.priors", "return x, self.priors.to(x.device)")) == []
+    # an empty placeholder (old FrEIA's `Variable(requires_grad=True)`) holds nothing yet
+    assert tdv202(code.replace("Variable(self.priorbox.forward(), volatile=True)", "Variable(requires_grad=True)")) == []
 
 
 def test_a_module_in_a_test_file_that_never_names_a_device():

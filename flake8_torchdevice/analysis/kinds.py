@@ -759,9 +759,10 @@ class ValueKinds:
             return any_device or (keyword(call, "device") is None and not has_star_kwargs(call))
         qualified = self.ctx.resolve(call.func)
         if qualified in VARIABLE:
-            if any_device and self._in_construction() and call.args:
+            if any_device and self._in_construction() and positional_args(call):
                 # `self.priors = Variable(self.priorbox.forward())` while the module is built:
-                # whatever it wraps, a tensor kept where it was then (ssd.pytorch)
+                # whatever it wraps, a tensor kept where it was then (ssd.pytorch; not an empty
+                # placeholder, `Variable(requires_grad=True)`)
                 return True
             return bool(call.args) and self.is_fixed_tensor(call.args[0].value, any_device)  # `Variable(t)` is t
         if any_device and self._in_construction() and not (qualified or "").startswith("torch.") \
