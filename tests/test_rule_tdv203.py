@@ -984,3 +984,18 @@ class Predictor:
 """
     assert tdv203(code) == [(8, 8, "TDV203")]
     assert tdv203(code.replace("        self._model.eval()\n", "")) == []
+
+
+def test_what_a_to_tensor_method_returns_is_a_tensor():
+    # easytext's accuracy metric (set 28): the counts come back from `to_tensor()` and the move
+    # for NCCL was thrown away
+    code = """import torch
+class AccMetric:
+    def _distributed_data(self):
+        distributed_tensor = self._data.to_tensor()
+        distributed_tensor.to(torch.distributed.get_rank())
+        torch.distributed.all_reduce(distributed_tensor)
+"""
+    assert tdv203(code) == [(5, 8, "TDV203")]
+    # what another method returns is unknown
+    assert tdv203(code.replace("to_tensor()", "to_device()")) == []

@@ -106,6 +106,10 @@ _SPLITTING_FUNCTIONS = frozenset({"torch.split", "torch.chunk", "torch.unbind", 
 _SPLITTING_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split"})
 
 
+# Methods named for what they return: a tensor (easytext's `self._data.to_tensor()`).
+_TENSOR_CONVERTERS = frozenset({"to_tensor", "to_torch", "as_tensor", "to_torch_tensor"})
+
+
 def _takes_dim(call: cst.Call) -> bool:
     """`x.cumsum(dim=1)`, `x.sum(-1, keepdim=True)`: a method called as only a tensor's is."""
     return any(arg.keyword is not None and arg.keyword.value in _TENSOR_METHOD_KEYWORDS for arg in call.args)
@@ -573,6 +577,8 @@ class ValueKinds:
             receiver = self.kind_of(call.func.value)
             if receiver == TENSOR:
                 return None if method in NOT_TENSOR_METHODS else TENSOR
+            if method in _TENSOR_CONVERTERS:
+                return TENSOR  # `self._data.to_tensor()`: what the method says it returns
             if receiver == MODULE:
                 return MODULE if method in MODULE_METHODS else None
             if method not in NOT_TENSOR_METHODS and (method in TENSOR_ONLY_METHODS or self._value_method(call)

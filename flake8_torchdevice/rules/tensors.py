@@ -3425,7 +3425,8 @@ class DiscardedTo(Rule):
     parameter called `batch`), an item of
     `tokenizer(..., return_tensors="pt")` (`enc["input_ids"]`), a tensor factory or
     tensor op (`t = torch.zeros(3)`, `torch.Tensor(...)`, `torch.from_numpy(...)`,
-    `Variable(...)`, `t = a * b` of a tensor), the pieces of a split tensor (`for b in
+    `Variable(...)`, `t = a * b` of a tensor), what a method named for it returns
+    (`t = self._data.to_tensor()`), the pieces of a split tensor (`for b in
     torch.split(x, n):`), the parts of a part of a batch unpacked
     again (`src, trg, _ = one2many` of `one2many, one2one = batch`), the output of a torch
     layer the class keeps (`h = self.fc(x)` of `self.fc = nn.Linear(3, 4)`; not an LSTM's
