@@ -866,3 +866,6 @@ class NestedTrainer(Trainer):
     assert tdv401(code) == []
     # a module built here from a configuration is on the CPU
     assert tdv401(code.replace("AddLossModule(self.model, criterion)", "Net(self.config)")) == [(7, 31, "TDV401")]
+    # ... also one told what kind of output to give (TAUnSDDM's `model_output=self.model_output`)
+    assert tdv401(code.replace("AddLossModule(self.model, criterion)", "Net(model_output=self.model_output)")) \
+        == [(7, 31, "TDV401")]

@@ -12,7 +12,7 @@ import libcst as cst
 from ..analysis import (Scope, dotted_name, first_argument, is_device_move, keyword, last_identifier, method_call,
                         move_target, moves_to_cpu, parameter_names, positional_args, string_value)
 from ..analysis.syntax import exclusive_arms, tests_exclude, walk_ast
-from ..analysis.kinds import MODULE, names_a_model
+from ..analysis.kinds import MODULE
 from ..analysis.project import DEVICE_WORD_RE, READS_MODEL_RE
 from .base import Fix, Rule, names_read, trigger_union
 
@@ -456,10 +456,10 @@ class WrapBeforeMove(Rule):
         # (`AddLossModule(self.model, criterion)` around the caller's model, maybe moved: handed in;
         # so is an attribute a base class's `__init__` set)
         built = isinstance(value, cst.Call) and self._builds_on_cpu(value) and not any(
-            (self.ctx.kinds.is_module(arg.value) or names_a_model(arg.value)) and (
+            (self.ctx.kinds.is_module(arg.value) or _ENDS_LIKE_A_MODEL_RE.search(name)) and (
                 name in scope.note("handed in", set)
                 or (name.startswith("self.") and name not in scope.note("constructed", set)))
-            for arg in value.args for name in (dotted_name(arg.value),) if name)
+            for arg in value.args if arg.keyword is None for name in (dotted_name(arg.value),) if name)
         chosen_cpu = scope.note("chosen cpu", dict)  # name -> where it was set to "cpu" (`_arms`)
         cpu = (string_value(value) or "").lower() == "cpu" and not self._runs_without_cuda()
         for key in filter(None, map(dotted_name, targets)):
@@ -701,6 +701,10 @@ def _wants_gpus(node: cst.Call) -> bool:
     """`DistributedDataParallel(m, device_ids=[rank])`: told its devices (without them, a CPU
     module is plain CPU training)."""
     return any(keyword(node, name) is not None for name in ("device_ids", "output_device"))
+
+
+# A name that ends like a network's: `self.model`, `net`, `policy_net2` (not `self.model_output`).
+_ENDS_LIKE_A_MODEL_RE = re.compile(r"(?:^|[._])(?:model|net|network|module|backbone|encoder|decoder)s?\d*$", re.I)
 
 
 def _this_or_its_owners(key: str) -> List[str]:
