@@ -275,6 +275,22 @@ def test_a_host_dump_loaded_by_the_script_that_writes_it():
     assert tdv301(PREPROCESS + TRAIN.split("\n\n", 1)[1]) == [(36, 12, "TDV301"), (37, 12, "TDV301"), (38, 11, "TDV301")]
 
 
+def test_a_file_also_saved_from_what_is_not_host_data():
+    # easytext's trainer: `torch.save(None, path)` when there is no scheduler, its state otherwise
+    code = ("import os\nimport torch\n\n"
+            "def save(self, saved_dir):\n"
+            "    path = os.path.join(saved_dir, 'lr_scheduler.pt')\n"
+            "    if self.scheduler is None:\n"
+            "        torch.save(None, path)\n"
+            "    else:\n"
+            "        torch.save(self.scheduler.state_dict(), path)\n\n"
+            "def load(self, saved_dir):\n"
+            "    path = os.path.join(saved_dir, 'lr_scheduler.pt')\n"
+            "    return torch.load(path)\n")
+    assert tdv301(code) == [(13, 11, "TDV301")]
+    assert tdv301(code.replace("self.scheduler.state_dict()", "0")) == []
+
+
 def test_a_host_dump_of_a_script_in_the_same_folder(tmp_path):
     from conftest import lint_in_project
 

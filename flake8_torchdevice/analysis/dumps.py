@@ -262,15 +262,18 @@ def host_dumps(tree: ast.Module, qualify: Callable[[str], str]) -> FrozenSet[str
             bound = bound_in(module_bindings if scope is tree else _bindings(scope), scope is tree)
             saves.extend((call, bound) for call in calls)
     dumps: Set[str] = set()
+    named = [(call, bound, file_name_of(call.args[1], bound)) for call, bound in saves]
     for _ in range(3):  # a dump of what the script loaded from its own host dump
         before = len(dumps)
-        for call, bound in saves:
-            name = file_name_of(call.args[1], bound)
+        for call, bound, name in named:
             if name is not None and name not in dumps and _HostData(qualify, bound, dumps)(call.args[0]):
                 dumps.add(name)
         if len(dumps) == before:
             break
-    return frozenset(dumps)
+    # (a file some save fills with what is not known to be host data is no host dump:
+    # `torch.save(None, path)` on one path, `torch.save(sched.state_dict(), path)` on the other)
+    return frozenset(dumps - {name for call, bound, name in named
+                              if not _HostData(qualify, bound, dumps)(call.args[0])})
 
 
 def _own_expressions(scope: ast.AST):
