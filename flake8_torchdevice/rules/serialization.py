@@ -235,10 +235,10 @@ class LoadWithoutMapLocation(Rule):
         if self.ctx.scope.kind == "module" and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, cst.Name) and _cpu_weights(node.value):
             self.ctx.scope.note("CPU weight URLs", set).add(node.targets[0].target.value)
-        # `indices_root = osp.join(data_dir, "csr", "indices.pt")`: the file a later load names
+        # `indices_root = osp.join(data_dir, "csr", "indices.pt")`: the file a later load may name
+        # (read only then: most names bound hold no path)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            paths = self.ctx.function_scope().note("paths", dict)
-            paths[node.targets[0].target.value] = _file_name(node.value)
+            self.ctx.function_scope().note("bound values", dict)[node.targets[0].target.value] = node.value
 
     def _is_cpu_weights_url(self, url: Optional[cst.BaseExpression]) -> bool:
         """A literal URL of PyTorch's published weights, or a module-level name (or dict of
@@ -299,9 +299,9 @@ class LoadWithoutMapLocation(Rule):
         if not isinstance(source, cst.Name):
             return None
         for scope in (self.ctx.function_scope(), self.ctx.scopes[0]):
-            paths = scope.notes.get("paths", {})
-            if source.value in paths:
-                return paths[source.value]
+            bound = scope.notes.get("bound values", {})
+            if source.value in bound:
+                return _file_name(bound[source.value])
         return None
 
     def _opened_path(self, handle: cst.BaseExpression) -> Optional[cst.BaseExpression]:
