@@ -120,16 +120,17 @@ def is_node(value: object) -> bool:
     return node
 
 
-def function_statements(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+def function_statements(function: cst.FunctionDef, in_order: bool = False) -> Iterator[cst.CSTNode]:
     """The small statements of `function` (`Assign`, `Return`, ...) and their blocks, not
-    those of functions or classes nested in it."""
+    those of functions or classes nested in it; in source order when `in_order` (which
+    costs a list per block)."""
     stack: List[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         yield node
-        for child in children(node):
-            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
-                stack.append(child)
+        nested = [child for child in children(node)
+                  if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression))]
+        stack.extend(reversed(nested) if in_order else nested)
 
 
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

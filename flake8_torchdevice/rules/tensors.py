@@ -966,7 +966,7 @@ class FactoryWithoutDevice(Rule):
         if not isinstance(function, cst.FunctionDef) or here is None:
             return False
         after = False
-        for statement in _small_statements_in_order(function):
+        for statement in function_statements(function, in_order=True):
             if statement is here:
                 after = True
             elif after and isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
@@ -2979,19 +2979,6 @@ _SIZES_READ_AS_NUMBERS = {
     "torch.nn.functional.interpolate": ("size", "scale_factor"),
     "torch.nn.functional.upsample": ("size", "scale_factor"),
 }
-
-
-def _small_statements_in_order(function: cst.FunctionDef) -> Iterator[cst.BaseSmallStatement]:
-    """The small statements of `function` in source order, not those of nested functions."""
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BaseSmallStatement):
-            yield node
-            continue
-        stack.extend(reversed([child for child in children(node)
-                               if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda,
-                                                         cst.BaseExpression))]))
 
 
 def _names_a_function(name: str) -> bool:
