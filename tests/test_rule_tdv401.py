@@ -869,3 +869,25 @@ class NestedTrainer(Trainer):
     # ... also one told what kind of output to give (TAUnSDDM's `model_output=self.model_output`)
     assert tdv401(code.replace("AddLossModule(self.model, criterion)", "Net(model_output=self.model_output)")) \
         == [(7, 31, "TDV401")]
+
+
+def test_an_engine_built_around_a_model_moved_here():
+    # aot-benchmark's trainer (blind sample of set 28): the engine's only sub-module is the
+    # model, moved to its GPU before the engine was built around it (handed as a keyword)
+    code = """import torch
+from torch import nn
+class Engine(nn.Module):
+    def __init__(self, aot_model, gpu_id):
+        super().__init__()
+        self.model = aot_model
+def build_engine(name, phase, **kwargs):
+    return Engine(**kwargs)
+class Trainer:
+    def __init__(self, cfg, gpu):
+        self.model = build_vos_model(cfg).cuda(gpu)
+        self.engine = build_engine(cfg, "train", aot_model=self.model, gpu_id=gpu)
+        self.dist_engine = torch.nn.parallel.DistributedDataParallel(self.engine, device_ids=[gpu])
+"""
+    assert tdv401(code) == []
+    # a model not moved before the engine is built around it: the engine is on the CPU
+    assert tdv401(code.replace("build_vos_model(cfg).cuda(gpu)", "VOSNet(cfg)")) == [(13, 27, "TDV401")]

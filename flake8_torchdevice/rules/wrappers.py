@@ -454,12 +454,14 @@ class WrapBeforeMove(Rule):
         # `self.model = model` may have been moved already.
         scope = self.ctx.function_scope()
         # (`AddLossModule(self.model, criterion)` around the caller's model, maybe moved: handed in;
-        # so is an attribute a base class's `__init__` set)
+        # so is an attribute a base class's `__init__` set; `build_engine(cfg, aot_model=self.model)`
+        # around a model moved here holds it where it is)
         built = isinstance(value, cst.Call) and self._builds_on_cpu(value) and not any(
             (self.ctx.kinds.is_module(arg.value) or _ENDS_LIKE_A_MODEL_RE.search(name)) and (
                 name in scope.note("handed in", set)
-                or (name.startswith("self.") and name not in scope.note("constructed", set)))
-            for arg in value.args if arg.keyword is None for name in (dotted_name(arg.value),) if name)
+                or (name.startswith("self.") and name not in scope.note("constructed", set))
+                or any(owner in scope.moved for owner in _this_or_its_owners(name)))
+            for arg in value.args for name in (dotted_name(arg.value),) if name)
         chosen_cpu = scope.note("chosen cpu", dict)  # name -> where it was set to "cpu" (`_arms`)
         cpu = (string_value(value) or "").lower() == "cpu" and not self._runs_without_cuda()
         for key in filter(None, map(dotted_name, targets)):
