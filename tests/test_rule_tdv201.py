@@ -4638,6 +4638,39 @@ def coupled(ssd, disp):
     assert tdv201(code.replace("coeffs[j] * disp", "coeffs * disp")) == [(3, 13, "TDV201")]
 
 
+def test_an_item_of_a_one_number_factory_is_one_number():
+    # gaussian-splatting-lightning's scale sampling: `torch.rand(1)[0]` is a 0-dim tensor
+    code = """import torch
+from torch import nn
+class Shrink(nn.Module):
+    def forward(self, scales):
+        return scales * torch.rand(1)[0]
+"""
+    assert tdv201(code) == []
+    # the whole one-element vector is no number: it broadcasts as a CPU tensor
+    assert tdv201(code.replace("torch.rand(1)[0]", "torch.rand(1)")) == [(5, 24, "TDV201")]
+    # nor is a row of a table
+    assert tdv201(code.replace("torch.rand(1)[0]", "torch.rand(4, 3)[0]")) == [(5, 24, "TDV201")]
+
+
+@pytest.mark.parametrize("loop", [
+    "for alpha in torch.linspace(0.0, 1.0, steps + 1):",
+    "for alpha in tqdm(torch.linspace(0.0, 1.0, steps + 1), desc='steps'):",
+    "for alpha in torch.arange(steps):",
+])
+def test_the_items_a_loop_takes_from_a_vector_are_numbers(loop):
+    # GreatX's integrated gradients: each `alpha` of a CPU linspace is a 0-dim tensor
+    code = f"""import torch
+from torch import nn
+class Attack(nn.Module):
+    def forward(self, adj, baseline, steps):
+        {loop}
+            adj = adj + alpha
+        return adj
+"""
+    assert tdv201(code) == []
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers
@@ -4774,6 +4807,9 @@ def pack_rows(values: torch.Tensor):
 def test_a_test_file_that_never_names_a_device(path):
     # GPTQModel's CPU-only tests (blind sample of set 28): nothing there leaves the CPU
     assert lint_source(HOST_ONLY_TEST, path, Options(enabled=ONLY)) == []
+    # a cast to a Python type names no device (anomalib's metric tests)
+    cast = HOST_ONLY_TEST.replace("values[::8].to(torch.int32)", "values[::8].to(int)")
+    assert lint_source(cast, path, Options(enabled=ONLY)) == []
 
 
 @pytest.mark.parametrize("path, code", [

@@ -35,8 +35,10 @@ def is_test_file(filename: str) -> bool:
 # A test's code (by its file's name or folder) and a word that chooses or names a device.
 _TEST_PATH_RE = re.compile(r"(?:^|[/\\])(?:tests?|testing)[/\\]|(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test|conftest)\.py$")
 _DEVICE_WORD_RE = re.compile(r"cuda|device|\bmps\b|xpu|accelerat|gpu"
-                             # `.to(x)`, not a cast: `.to(torch.int32)`, `.to(dtype=...)`, `.to(x.dtype)`
-                             r"|\.to\((?!\s*(?:torch\.\w+|dtype\s*=[^,)]*|[\w.]*dtype)\s*\))", re.I)
+                             # `.to(x)`, not a cast: `.to(torch.int32)`, `.to(dtype=...)`, `.to(x.dtype)`,
+                             # `.to(bool)` (anomalib's tests)
+                             r"|\.to\((?!\s*(?:torch\.\w+|dtype\s*=[^,)]*|[\w.]*dtype|bool|int|float|complex)\s*\))",
+                             re.I)
 
 
 def is_host_only_test(filename: str, source: str) -> bool:

@@ -1138,6 +1138,11 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, (cst.If, cst.While, cst.Assert)):
                 return NEUTRAL, None  # control flow only reads the value
+            if self._factory is not None and child is self._factory and _one_dimensional(self._factory) \
+                    and _iterated_by_a_loop(child, parent, self.ctx.parent(depth + 1), self.ctx.parent(depth + 2)):
+                # `for alpha in torch.linspace(0, 1, n):` each item is one number, a 0-dim CPU
+                # tensor, which mixes with tensors on any device
+                return NEUTRAL, None
             if isinstance(parent, cst.Param) and parent.default is child and key is None:
                 # `def gate(x, q=torch.ones(1))`: the parameter holds the CPU tensor unless given
                 function = self._frame.node
@@ -2165,9 +2170,27 @@ def _one_dimensional(factory: cst.Call) -> bool:
     if name in ("arange", "linspace", "logspace", "randperm"):
         return True
     args = positional_args(factory)
+    if name in ("rand", "randn", "zeros", "ones", "empty") and len(args) == 1 \
+            and isinstance(args[0].value, cst.Integer) and keyword(factory, "size") is None:
+        return True  # `torch.rand(1)`: one literal length
     return name in ("tensor", "Tensor", "FloatTensor", "LongTensor", "as_tensor") and bool(args) \
         and isinstance(args[0].value, (cst.List, cst.Tuple)) and bool(args[0].value.elements) \
         and all(number_value(e.value) is not None for e in args[0].value.elements)
+
+
+# Wrappers a loop iterates through that hand out the items they are given.
+_ITEM_WRAPPERS = frozenset({"tqdm", "enumerate", "reversed", "iter", "list"})
+
+
+def _iterated_by_a_loop(node: cst.CSTNode, parent: Optional[cst.CSTNode], grandparent: Optional[cst.CSTNode],
+                        above: Optional[cst.CSTNode]) -> bool:
+    """`for t in node:`, `for t in tqdm(node, desc=...)`, `[f(t) for t in node]`: a loop takes its items."""
+    if isinstance(parent, (cst.For, cst.CompFor)):
+        return parent.iter is node
+    return isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node \
+        and isinstance(grandparent, cst.Call) and positional_args(grandparent)[:1] == [parent] \
+        and (last_identifier(grandparent.func) or "") in _ITEM_WRAPPERS \
+        and isinstance(above, (cst.For, cst.CompFor)) and above.iter is grandparent
 
 
 def _one_plain_index(subscript: cst.Subscript) -> bool:
