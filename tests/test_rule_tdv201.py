@@ -4671,6 +4671,33 @@ class Attack(nn.Module):
     assert tdv201(code) == []
 
 
+def test_a_summary_filled_with_numbers_taken_to_the_host():
+    # diamond's classification metrics: per-class figures computed from `.item()` numbers,
+    # handed back as a CPU summary on purpose
+    code = """import torch
+def classification_metrics(confusion):
+    n = confusion.size(0)
+    precision = torch.zeros(n)
+    recall = torch.zeros(n)
+    f1 = torch.zeros(n)
+    for i in range(n):
+        tp = confusion[i, i].item()
+        fp = confusion[:, i].sum().item() - tp
+        fn = confusion[i, :].sum().item() - tp
+        precision[i] = tp / (tp + fp) if tp + fp != 0 else 0
+        recall[i] = tp / (tp + fn) if tp + fn != 0 else 0
+        f1[i] = 2 * precision[i] * recall[i] / (precision[i] + recall[i]) if precision[i] + recall[i] else 0
+    return precision, recall, f1
+"""
+    assert tdv201(code) == []
+    # filled with the caller's tensors, it brings their results back on the CPU
+    tensors = code.replace("tp / (tp + fp) if tp + fp != 0 else 0", "confusion[i, i] / confusion[:, i].sum()")
+    assert tdv201(tensors) == [(4, 16, "TDV201"), (6, 9, "TDV201")]
+    # a number a local holds once and a tensor later is no host number
+    rebound = code.replace("        precision[i] = tp", "        tp = confusion[i, i]\n        precision[i] = tp")
+    assert tdv201(rebound) == [(4, 16, "TDV201"), (5, 13, "TDV201"), (6, 9, "TDV201")]
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

@@ -527,6 +527,9 @@ class FactoryWithoutDevice(Rule):
         # (id of the function's node, name) -> a value computed from the inputs written into the CPU tensor
         # `name` holds (`out[i] = x[i] / 2`): returned, it brings the inputs' results to the CPU
         self._filled: Dict[Tuple[int, str], cst.CSTNode] = {}
+        # tensors filled with numbers taken to the host (`.item()`): a summary kept there on purpose
+        self._host_filled: Set[Tuple[int, str]] = set()
+        self._host_numbers_of: Dict[int, Set[str]] = {}  # function -> its locals of host numbers
         # (function, name) of the dicts a function built that hold a CPU tensor (`x["spkr"] = t`):
         # filled with other values, a dict is no tensor filled with results
         self._dicts: Set[Tuple[int, str]] = set()
@@ -1232,6 +1235,9 @@ class FactoryWithoutDevice(Rule):
                         and (sensitive or self._frame.helper) and not moves_to_cpu(assign.value) \
                         and (self.ctx.origins.involves_input(assign.value) or self._computed_from_inputs(assign.value)):
                     self._filled.setdefault((id(self._frame.node), key), assign.value)  # `out[i] = x[i] / 2`
+                elif key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
+                        and self._host_number(assign.value):
+                    self._host_filled.add((id(self._frame.node), key))  # `precision[i] = tp / (tp + fp)`
                 return NEUTRAL, None
             if isinstance(parent, (cst.Assign, cst.AnnAssign)):
                 targets = ([t.target for t in parent.targets] if isinstance(parent, cst.Assign)
@@ -1355,6 +1361,10 @@ class FactoryWithoutDevice(Rule):
                     # `if mask is None: mask = torch.ones(n)` ... `return x, mask`: the default of a
                     # tensor the caller may give comes back on the CPU beside the caller's tensors
                     return BAD, None
+                if key is not None and (id(self._frame.node), key) in self._host_filled and self._partner is None:
+                    # `precision[i] = tp / (tp + fp)` of `tp = confusion[i, i].item()`: per-class
+                    # figures computed on the host, handed back as a CPU summary on purpose
+                    return NEUTRAL, None
                 if (sensitive and self._frame.returns_to_caller) or told:
                     return BAD, None
                 function = self.ctx.current_function
@@ -1520,6 +1530,57 @@ class FactoryWithoutDevice(Rule):
         # (not a placeholder registered empty: filling it is its initialisation, before any move)
         return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
             and not info.is_placeholder(target.attr.value) and info.runs_once_built(function.name.value)
+
+    def _host_number(self, value: cst.CSTNode, names: Optional[Set[str]] = None) -> bool:
+        """`tp / (tp + fp) if tp + fp else 0` of `tp = m[i, i].item()`: Python numbers only, at
+        least one of them taken from a tensor to the host (`.item()`, or a local every binding of
+        which is such a number)."""
+        if names is None:
+            names = self._host_number_names()
+        taken = False
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Integer, cst.Float)):
+                continue
+            if isinstance(node, cst.BinaryOperation):
+                stack += [node.left, node.right]
+            elif isinstance(node, cst.UnaryOperation):
+                stack.append(node.expression)
+            elif isinstance(node, cst.IfExp):
+                stack += [node.body, node.orelse]  # (the test is only read)
+            elif isinstance(node, cst.Call) and not node.args and method_call(node, "item") is not None:
+                taken = True
+            elif isinstance(node, cst.Name) and node.value in names:
+                taken = True
+            elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                    and (id(self._frame.node), node.value.value) in self._host_filled:
+                taken = True  # `2 * precision[i] * recall[i]`: an item of a summary filled so
+            else:
+                return False
+        return taken
+
+    def _host_number_names(self) -> Set[str]:
+        """The function's locals that only ever hold host numbers (`tp = m[i, i].item()`,
+        `fp = m[:, i].sum().item() - tp`), in source order; asked once per function."""
+        function = self._frame.node
+        found = self._host_numbers_of.get(id(function))
+        if found is None:
+            found, other = set(), set()
+            if isinstance(function, cst.FunctionDef):
+                for statement in function_statements(function, in_order=True):
+                    for node in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ()):
+                        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
+                                else [node.target]
+                            host = node.value is not None and self._host_number(node.value, found)
+                            for target in targets:
+                                if isinstance(target, cst.Name):
+                                    (found if host and target.value not in other else other).add(target.value)
+                                    if not host:
+                                        found.discard(target.value)
+            self._host_numbers_of[id(function)] = found
+        return found
 
     def _computed_from_inputs(self, value: cst.CSTNode) -> bool:
         """`ndcg(prediction=predictions[i], label=labels[i])`: a function (not a method, nor a
