@@ -160,7 +160,9 @@ class _FunctionTriggers:
         # what a guard silences: a helper holding it may be silenced by its callers' guards
         guardable = [rule for rule in rules if rule.silenced_by_guards]
         self.guardable = _Triggers(guardable, aliases).within(found) if guardable else None
-        rules = [rule for rule in rules if rule.keeps_class is None]
+        # (a rule that keeps some classes whole may still judge functions by their text: TDV201)
+        rules = [rule for rule in rules if rule.keeps_class is None or rule.call_trigger is not None
+                 or rule.matches_function is not None]
         # Rules whose own test on a function's tree decides, once their words are in its text.
         self.tree_rules = [(_Triggers([rule]).within(found), rule.matches_function) for rule in rules
                            if rule.matches_function is not None]

@@ -1749,6 +1749,31 @@ def test_a_recurrent_state_maker_returns_its_state_to_callers(name, expected):
     assert tdv201(STATE_MAKER.format(name=name)) == expected
 
 
+def test_a_recurrent_state_maker_that_stores_its_state_for_forward():
+    # nowcast_lstm's `MV_LSTM.init_hidden`: the state is kept on `self`, and forward (later in
+    # the class, naming no factory) feeds it to the moved LSTM with the GPU batch
+    code = """import torch
+class MV_LSTM(torch.nn.Module):
+    def __init__(self, n_features, n_hidden):
+        super().__init__()
+        self.n_hidden = n_hidden
+        self.l_lstm = torch.nn.LSTM(n_features, n_hidden, batch_first=True)
+    def init_hidden(self, batch_size):
+        hidden_state = torch.zeros(1, batch_size, self.n_hidden)
+        cell_state = torch.zeros(1, batch_size, self.n_hidden)
+        self.hidden = (hidden_state, cell_state)
+    def forward(self, x):
+        x, self.hidden = self.l_lstm(x, self.hidden)
+        return x
+"""
+    assert tdv201(code) == [(8, 23, "TDV201"), (9, 21, "TDV201")]
+    # a state forward never reads is not the inputs' partner
+    assert tdv201(code.replace("self.l_lstm(x, self.hidden)", "self.l_lstm(x)")) == []
+    # nor is one made where the module's parameters are
+    placed = code.replace("self.n_hidden)\n", "self.n_hidden, device=self.l_lstm.weight_hh_l0.device)\n")
+    assert tdv201(placed) == []
+
+
 def test_a_recurrent_state_maker_on_the_modules_device_or_run_at_construction_is_fine():
     on_device = STATE_MAKER.format(name="init_hidden").replace(
         "torch.zeros(batch_size, self.h)", "torch.zeros(batch_size, self.h, device=self.gru.weight_hh.device)")

@@ -999,3 +999,37 @@ class AccMetric:
     assert tdv203(code) == [(5, 8, "TDV203")]
     # what another method returns is unknown
     assert tdv203(code.replace("to_tensor()", "to_device()")) == []
+
+
+def test_what_a_called_and_moved_model_is_fed_is_a_tensor():
+    # facenet-pytorch-glint360k's forward pass (set 29): `model` is called and moved, which a
+    # tensor never is, so what it is fed (moved on its way in) is a tensor
+    code = """def forward_pass(imgs, model):
+    model.cuda()
+    embeddings = model(imgs.cuda())
+    imgs.cpu()
+    return embeddings
+"""
+    assert tdv203(code) == [(4, 4, "TDV203")]
+    # a callable never moved tells nothing of its inputs
+    assert tdv203(code.replace("    model.cuda()\n", "")) == []
+
+
+def test_what_a_policy_creator_makes_is_no_tensor():
+    # DH-MAML's RPC trainer (blind sample of set 29): `policy_creator` builds the policy, a module
+    # whose `.to()` works in place; the name says it makes a policy, not that it is one
+    code = """import torch.nn as nn
+class Policy(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+class PolicyCreator:
+    def __call__(self):
+        return Policy(3), True
+class Trainer:
+    def __init__(self, spec):
+        policy_creator = PolicyCreator()
+        self.agent_policy, self.is_continuous = policy_creator()
+        self.agent_policy.to(spec.get("device"))
+"""
+    assert tdv203(code) == []

@@ -270,7 +270,12 @@ _BATCH_PARAMETERS = frozenset({"batch"})
 
 # Names that say a model (which may carry a `dtype`, as transformers' do), not a tensor.
 _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|generator|discriminator|"
-                            r"backbone|classifier|critic|actor|policy|teacher|student)s?($|_|\d)", re.I)
+                            r"backbone|classifier|critic|actor|policy|teacher|student)s?"
+                            # (not what makes, configures or feeds one: `policy_creator`, `model_cfg`,
+                            # `generator_optimizer`, `model_path`)
+                            r"(?!\w*_(?:creator|factory|builder|maker|optimizer|optim|opt|config|cfg|conf|"
+                            r"name|path|dir|file|kwargs|args|params|type|class|cls|fn|func|loss|lr|"
+                            r"scheduler|ckpt|checkpoint|url|id|spec)s?$)($|_|\d)", re.I)
 
 
 def names_a_model(node: cst.CSTNode) -> bool:
@@ -343,6 +348,10 @@ class ScopeKinds:
     tensor_on_another_arm: Set[str] = field(default_factory=set)
     # names used as a module: `model.eval()`, `model.parameters()` (not `.train()`: trainers have one)
     module_uses: Set[str] = field(default_factory=set)
+    # names called (`model(x)`) and names moved (`model.cuda()`): a tensor is never called, so
+    # a name that is both is a module (or a pipeline, whose `.to()` also works in place)
+    called: Set[str] = field(default_factory=set)
+    moved: Set[str] = field(default_factory=set)
     itemized: Set[str] = field(default_factory=set)  # names with an item kind in `names`: `d["k"]`
     keyed_by: Dict[str, Set[str]] = field(default_factory=dict)  # `key` -> the items `d[key]` in `names`
     # name -> the class it was built from: `stopper = EarlyStopping(...)` -> `EarlyStopping`
@@ -1298,6 +1307,15 @@ class ValueKinds:
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        moved = func.value.value if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") \
+            and isinstance(func.value, cst.Name) else None
+        called = func.value if isinstance(func, cst.Name) else None
+        if moved is not None or called is not None:
+            facts = self.facts()
+            (facts.moved if moved is not None else facts.called).add(moved or called)  # type: ignore[arg-type]
+            name = moved or called
+            if name in facts.moved and name in facts.called and name not in ("self", "cls"):
+                facts.module_uses.add(name)  # type: ignore[arg-type]
         if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and len(node.args) > 1 \
                 and self.self_attribute(func) is not None \
                 and not (isinstance(node.args[1].value, cst.Name) and node.args[1].value.value == "None"):
@@ -1363,8 +1381,12 @@ class ValueKinds:
             # `model(x, y)` of a module: its inputs are tensors, unless a whole batch object
             # (PyG's `Data` goes to the model whole and moves in place)
             for arg in args:
-                if isinstance(arg.value, cst.Name) and arg.star == "" and not self.is_batch(arg.value.value):
-                    self.facts().module_inputs.add(arg.value.value)
+                # (also `model(x.cuda())`: what is moved on its way in)
+                value = arg.value.func.value if isinstance(arg.value, cst.Call) \
+                    and isinstance(arg.value.func, cst.Attribute) and arg.value.func.attr.value in ("cuda", "to") \
+                    and isinstance(arg.value.func.value, cst.Name) else arg.value
+                if isinstance(value, cst.Name) and arg.star == "" and not self.is_batch(value.value):
+                    self.facts().module_inputs.add(value.value)
 
     def is_known_module(self, func: cst.CSTNode) -> bool:
         """A module by its kind, or by what this function does with it (`model.eval()`)."""

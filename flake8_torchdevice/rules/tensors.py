@@ -498,6 +498,23 @@ class FactoryWithoutDevice(Rule):
     uses_origins = True
     needs_a_device_in_tests = True
 
+    @staticmethod
+    def keeps_class(node: ast.ClassDef, aliases: FrozenSet[str] = frozenset(),
+                    text_of: Callable[[ast.AST], str] = ast.unparse,
+                    makes_tensor: Optional[Callable[[str], bool]] = None) -> bool:
+        """Fast path: a state maker (`init_hidden`) stores its state on `self`, which forward
+        reads: forward is kept whole, though it names no factory (`_state_forward_reads`)."""
+        makers = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and STATE_MAKER_RE.match(m.name) and "self." in text_of(m)]
+        if not makers:
+            return False
+        stored = {target.attr for maker in makers for statement in walk_ast(maker) if isinstance(statement, ast.Assign)
+                  for target in statement.targets if isinstance(target, ast.Attribute)
+                  and isinstance(target.value, ast.Name) and target.value.id == "self"}
+        return bool(stored) and any(
+            isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in ("forward", "__call__")
+            and any(f"self.{name}" in text_of(m) for name in stored) for m in node.body)
+
     VALID = [
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         "        return x + torch.zeros(3, device=x.device)\n",
@@ -1272,6 +1289,9 @@ class FactoryWithoutDevice(Rule):
                     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
                     return NEUTRAL, (names, parent)
                 key = self_attribute_key(target)
+                if key is not None and sensitive and self._state_forward_reads(target):
+                    self._partner = None
+                    return BAD, None  # `def init_hidden(self, b): self.hidden = (torch.zeros(...), ...)`
                 if key is not None and (sensitive or self._plain_class_method()):
                     # `self.h = torch.zeros(...)` in forward: followed as a local (a cache built
                     # once, `if self.mask is None:`, is also TDV202's: with `device=x.device` it
@@ -1530,6 +1550,17 @@ class FactoryWithoutDevice(Rule):
         # (not a placeholder registered empty: filling it is its initialisation, before any move)
         return bool(params) and target.value.value == params[0] and info.is_registered(target.attr.value) \
             and not info.is_placeholder(target.attr.value) and info.runs_once_built(function.name.value)
+
+    def _state_forward_reads(self, target: cst.Attribute) -> bool:
+        """`self.hidden = (h, c)` in a module's state maker (`init_hidden(self, batch_size)`), read
+        by forward (`self.lstm(x, self.hidden)`): a per-batch state the moved layers get with the
+        inputs, as the state makers that return it do."""
+        info, method = self.ctx.current_class, self._frame.method_name
+        return info is not None and info.is_module and method is not None \
+            and STATE_MAKER_RE.match(method) is not None and not info.is_init_time(method) \
+            and any(_reads_self_attribute(method, target.attr.value)
+                    for method in info.node.body.body  # (forward may come later: not yet in `methods`)
+                    if isinstance(method, cst.FunctionDef) and method.name.value in ("forward", "__call__"))
 
     def _host_number(self, value: cst.CSTNode, names: Optional[Set[str]] = None) -> bool:
         """`tp / (tp + fp) if tp + fp else 0` of `tp = m[i, i].item()`: Python numbers only, at
@@ -2237,6 +2268,21 @@ def _one_dimensional(factory: cst.Call) -> bool:
     return name in ("tensor", "Tensor", "FloatTensor", "LongTensor", "as_tensor") and bool(args) \
         and isinstance(args[0].value, (cst.List, cst.Tuple)) and bool(args[0].value.elements) \
         and all(number_value(e.value) is not None for e in args[0].value.elements)
+
+
+def _reads_self_attribute(function: cst.FunctionDef, name: str) -> bool:
+    """Does `function` read `self.<name>` (not only assign it: `x, self.h = self.rnn(x)`)?"""
+    stored: Set[int] = set()
+    for node in descendants(function):
+        if isinstance(node, cst.Assign):  # (visited before its targets)
+            for target in node.targets:
+                elements = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else ()
+                stored.update(id(e.value) for e in elements)
+                stored.add(id(target.target))
+        elif isinstance(node, cst.Attribute) and node.attr.value == name and id(node) not in stored \
+                and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return True
+    return False
 
 
 # Wrappers a loop iterates through that hand out the items they are given.
