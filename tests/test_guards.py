@@ -165,6 +165,9 @@ CONSTANT_GUARDS = {
     "constant on the left": "if DeviceType.CUDA == self.device_type:\n",
     "nested class attribute": "if cfg.backend is self.Backends.CUDA:\n",
     "combined with and": "if rng_type == RNGType.CUDA and seed is not None:\n",
+    # openmixup's `get_comm_device` (blind sample of set 29): NCCL runs only on CUDA GPUs
+    "the NCCL backend": "if backend == torch.distributed.Backend.NCCL:\n",
+    "the NCCL backend's name": "if dist.get_backend() == 'nccl':\n",
 }
 
 

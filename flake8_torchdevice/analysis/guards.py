@@ -73,8 +73,8 @@ def _name_polarity(identifier: str) -> int:
 def _device_text_polarity(text: str) -> Optional[int]:
     """`"cuda:0"` +1, `"cpu"` -1, other device strings (`"mps"`) None."""
     text = text.strip().lower()
-    if text.startswith(("cuda", "gpu")):
-        return 1
+    if text.startswith(("cuda", "gpu")) or text in ("nccl", "smddp"):
+        return 1  # (NCCL and SageMaker's smddp, distributed backends, run only on CUDA GPUs)
     if text.startswith("torch.cuda.") and text.endswith("tensor"):
         return 1  # a CUDA tensor's type: `x.type() == "torch.cuda.FloatTensor"`
     if text == "cpu":
@@ -85,7 +85,7 @@ def _device_text_polarity(text: str) -> Optional[int]:
 def _is_cuda_constant(node: cst.BaseExpression) -> bool:
     """`RNGType.CUDA`, `DeviceType.cuda`, `self.Backend.CUDA`: a named constant or enum
     member whose own name is CUDA (not `CUDA_HOME`, not a bare name `cuda`)."""
-    return isinstance(node, cst.Attribute) and node.attr.value in ("CUDA", "cuda")
+    return isinstance(node, cst.Attribute) and node.attr.value in ("CUDA", "cuda", "NCCL")  # (`Backend.NCCL`)
 
 
 def _constant_comparison_polarity(left: cst.BaseExpression, right: cst.BaseExpression) -> int:
