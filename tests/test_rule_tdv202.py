@@ -123,13 +123,13 @@ REPORTED = {
     "dict of tensors": (module("self.t = {'a': torch.ones(n)}", "return x + self.t['a']"), [(7, 8)]),
     "in a helper __init__ calls": (
         module("self._build(n)", extra="def _build(self, n):\n    self.t = torch.ones(n)"), [(11, 8)]),
-    # multidim-positional-encoding: the cache is returned first when its shape fits
-    "cache returned first when its shape fits": (
-        module("self.t = None", "if self.t is not None and self.t.shape == x.shape:\n    return self.t\n"
-               "self.t = torch.zeros(x.shape, device=x.device)\nreturn self.t"), [(11, 8)]),
     "built in a helper named like a builder": (
         module("pass", extra="def _build_anchors(self, sizes):\n    self.t = torch.tensor(sizes).view(1, -1)"),
         [(11, 8)]),
+    "cache keyed on the length, made through a local left on the CPU": (
+        module("self.t = None\nself.n = None", "if x.shape[1] != self.n:\n    self.n = x.shape[1]\n"
+               "    t = torch.arange(self.n)\n    emb = torch.cat((t, t), dim=-1)\n    self.t = emb.sin()\n"
+               "return x + self.t"), [(14, 12)]),
     "cache set in forward": (
         module("self.t = None", "if self.t is None:\n    self.t = torch.triu(torch.ones(3, 3))\nreturn x @ self.t"),
         [(10, 12)]),
@@ -264,6 +264,22 @@ NOT_REPORTED = {
     "cache built once with the input's device": (
         module("self.t = None", "if self.t is None or self.t.size(0) < 3:\n"
                "    self.t = torch.ones(3, 3, device=x.device).triu(1)\nreturn x @ self.t")),
+    # multidim-positional-encoding: the cache is returned first when its shape fits, made with
+    # the input's device (kept when a model run once is moved: the catalog exempts such caches,
+    # and two blind readings called a rotary table keyed so a false positive)
+    "cache returned first when its shape fits": (
+        module("self.t = None", "if self.t is not None and self.t.shape == x.shape:\n    return self.t\n"
+               "self.t = torch.zeros(x.shape, device=x.device)\nreturn self.t")),
+    # openmixup's rotary embedding (blind sample of set 29): made through a local moved to the input's device
+    "cache keyed on the length, made through a local placed on the input's device": (
+        module("self.t = None\nself.n = None", "if x.shape[1] != self.n:\n    self.n = x.shape[1]\n"
+               "    t = torch.arange(self.n, device=x.device)\n    freqs = torch.outer(t, t)\n"
+               "    emb = torch.cat((freqs, freqs), dim=-1).to(x.device)\n    self.t = emb.sin()\n"
+               "return x + self.t")),
+    # pytorch-transformer-ts' lag-gpt (blind sample of set 28): a function of the file told the input's device
+    "cache built once by a function told the input's device": (
+        module("self.t = None", "if self.t is None:\n    self.t = build_cache(3, device=x.device)\nreturn x + self.t")
+        + "def build_cache(n, device):\n    return torch.arange(n, device=device)\n"),
     # darts' TFT: the mask is rebuilt when the batch size changes, made where the input is
     "cache keyed on the last call's batch size": (
         module("self.t = None\nself.last = 0", "if x.shape[0] != self.last:\n"

@@ -2492,8 +2492,10 @@ class UnregisteredTensorAttribute(Rule):
       (`if batch_size != self.last_batch_size:`, `if n > self.max_len:`, or after `if
       self.pe is not None and self.pe.shape == x.shape: return self.pe`), from code that
       makes it without a device, as the catalog says (not `x.new_ones(n)`, `device=x.device`,
-      a tensor moved to the input's device as it is set, `self._mask(n).to(x.device)`, nor a
-      sub-module's output); and one that a method forward calls builds once with a `device=`
+      also of a function forward hands it to, `build_rope_cache(n, device=x.device)`, a tensor
+      moved to the input's device as it is set, `self._mask(n).to(x.device)`, or through the
+      local it is computed from, `emb = torch.cat(...).to(x.device)`, nor a sub-module's
+      output); and one that a method forward calls builds once with a `device=`
       its caller told it (openfold's `_init_residue_constants(dtype, device)`): it keeps the
       device of the first call, and a model run once on the CPU (a dry run, a summary) and
       then moved keeps a CPU mask. (A test against a literal, `if self.mode == "train":`, is
@@ -2805,11 +2807,14 @@ class UnregisteredTensorAttribute(Rule):
                     # the catalog says: not a sub-module's output, `x.new_ones(3)`, `device=x.device`,
                     # nor a tensor moved on its way in, `self._make_masks(n).to(att_ws.device)`)
                     (assignment.method in ("forward", "__call__") and _is_made(info, assignment)
-                     and not _placed_on_its_way(assignment.value)) or (
+                     and not _placed_on_its_way(assignment.value, info.methods.get(assignment.method))) or (
                         # (in a method forward calls, one told its device: `device=device` of the
                         # first call's input, openfold's `_init_residue_constants`; SPADE's
-                        # `self.Tensor(1)` label caches follow the tensor type the user picked)
-                        assignment.method in with_input and isinstance(assignment.value, cst.Call)
+                        # `self.Tensor(1)` label caches follow the tensor type the user picked;
+                        # not forward's own cache made with the input's device, which the catalog
+                        # exempts: a rotary table keyed on the length, `build_rope_cache(n, device=x.device)`)
+                        assignment.method in with_input and assignment.method not in ("forward", "__call__")
+                        and isinstance(assignment.value, cst.Call)
                         and keyword(assignment.value, "device") is not None
                         and (assignment.kind == TENSOR or _is_made(info, assignment))))) or (
                 # `def train(self, mode)`: `self.ab = self.biases[:, self.idx]` for eval, on the
@@ -3826,9 +3831,11 @@ def _passes_as_device(function: cst.FunctionDef, name: str) -> bool:
     return passes
 
 
-def _placed_on_its_way(value: cst.BaseExpression) -> bool:
+def _placed_on_its_way(value: cst.BaseExpression, method: Optional[cst.FunctionDef] = None) -> bool:
     """`self._make_masks(n).to(att_ws.device).unsqueeze(1)`, `torch.zeros(n, device=x.device)`,
-    `x.new_ones(3)`: a link of the chain puts it on a device (not the CPU)."""
+    `x.new_ones(3)`: a link of the chain puts it on a device (not the CPU); in `method`, also
+    through a local every binding of which is placed so (`emb = torch.cat(...).to(x.device)`,
+    then `self.sin_cached = emb.sin()`)."""
     node: cst.BaseExpression = value
     while isinstance(node, cst.Call):
         if keyword(node, "device") is not None or (is_device_move(node) and not moves_to_cpu(node)):
@@ -3838,4 +3845,8 @@ def _placed_on_its_way(value: cst.BaseExpression) -> bool:
         if node.func.attr.value.startswith("new_") or node.func.attr.value == "type_as":
             return True
         node = node.func.value
-    return False
+    if method is None or not isinstance(node, cst.Name) or node is value:
+        return False
+    bound = [statement.value for statement in function_statements(method) if isinstance(statement, cst.Assign)
+             and any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in statement.targets)]
+    return bool(bound) and all(_placed_on_its_way(v) for v in bound)
