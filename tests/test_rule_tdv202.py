@@ -255,6 +255,13 @@ NOT_REPORTED = {
         "import torch\nimport torchmetrics\nclass Dice(torchmetrics.Metric):\n    def __init__(self, n):\n"
         "        super().__init__()\n        self.tp = torch.zeros(n)\n        self.add_state('tp', torch.zeros(n))\n"
         "    def update(self, pred, target):\n        self.tp += (pred * target).sum(0)\n"),
+    # openmixup's ODC memory (blind sample of set 29): banks written with `.cpu()` values and
+    # read by index with `.numpy()` stay on the CPU on purpose
+    "bank written with host values": (
+        module("self.t = torch.zeros(n, 8)", "self.t[0] = x.detach().cpu()\nreturn x + self.t[1:2].cuda()")),
+    "bank read by an index with .numpy()": (
+        module("self.t = torch.zeros(n, dtype=torch.long)",
+               extra="def stats(self, ind):\n    return self.t[ind].numpy()")),
     # svox2's grid: a tensor the class reads with `.numpy()` stays on the CPU on purpose
     "tensor read with .numpy()": (
         module("self.t = torch.tensor(values)", extra="def save(self):\n    return {'t': self.t.numpy()}")),

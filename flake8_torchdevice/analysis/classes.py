@@ -521,11 +521,19 @@ class ClassFacts:
         parent = self.ctx.parent()
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.AnnAssign) and parent.target is node):
             return
-        if method == "__init__" and isinstance(parent, cst.Subscript) and parent.value is node \
-                and isinstance(self.ctx.parent(2), cst.AssignTarget):
-            return  # `self.table[i, j] = v` while the module is built fills the tensor, reads nothing
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "numpy":
-            info.host_only.add(name)  # (svox2's `self.radius.numpy()`: moving it would break this read)
+        indexed = isinstance(parent, cst.Subscript) and parent.value is node
+        if indexed and isinstance(self.ctx.parent(2), cst.AssignTarget):
+            assign = self.ctx.parent(3)
+            if isinstance(assign, cst.Assign) and method_call(assign.value, "cpu") is not None:
+                info.host_only.add(name)  # `self.bank[ind] = feats.cpu()`: written as host data
+            if method == "__init__":
+                return  # `self.table[i, j] = v` while the module is built fills the tensor, reads nothing
+        read = self.ctx.parent(2) if indexed else parent
+        if isinstance(read, cst.Attribute) and read.value is (parent if indexed else node) \
+                and read.attr.value == "numpy":
+            # (svox2's `self.radius.numpy()`, openmixup's `self.label_bank[ind].numpy()`: moving
+            # it would break this read)
+            info.host_only.add(name)
         if _IO_METHOD_RE.search(method) and not self._refreshes_itself(node, name):
             # save_weights, export: the value goes to a file, not into a computation (but
             # `self.ratios = torch.vstack([self.ratios, r])` in `log_ratios` computes with it)
