@@ -891,3 +891,28 @@ class Trainer:
     assert tdv401(code) == []
     # a model not moved before the engine is built around it: the engine is on the CPU
     assert tdv401(code.replace("build_vos_model(cfg).cuda(gpu)", "VOSNet(cfg)")) == [(13, 27, "TDV401")]
+
+
+def test_a_module_moved_under_the_flag_that_guards_its_wrap():
+    # ProPainter's trainer (blind sample of set 29): the discriminator is built and moved under
+    # `not no_dis`, and wrapped later under the same flag, read with `.get` there
+    code = """import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Trainer:
+    def __init__(self, config, net):
+        self.config = config
+        if not self.config["model"].get("no_dis", False):
+            self.netD = net.Discriminator(in_channels=3)
+            self.netD = self.netD.to(self.config["device"])
+        if config["distributed"]:
+            if not self.config["model"]["no_dis"]:
+                self.netD = DDP(self.netD, device_ids=[self.config["local_rank"]])
+"""
+    assert tdv401(code) == []
+    # built again on the CPU after the move: the wrap gets the new module
+    rebuilt = code.replace('        if config["distributed"]:',
+                           '        self.netD = net.Discriminator(in_channels=3)\n        if config["distributed"]:')
+    assert tdv401(rebuilt) == [(12, 28, "TDV401")]
+    # moved under another flag: a path reaches the wrap unmoved
+    other = code.replace('.get("no_dis", False)', '.get("dis_2d", False)')
+    assert tdv401(other) == [(11, 28, "TDV401")]

@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 import flake8_torchdevice
-from flake8_torchdevice.analysis.syntax import children
+from flake8_torchdevice.analysis.syntax import children, flag_test
 from flake8_torchdevice.rules import ALL_RULES
 
 PACKAGE = os.path.dirname(flake8_torchdevice.__file__)
@@ -40,3 +40,16 @@ def test_children_are_libcsts(index):
     for source in sources:
         cst.parse_module(source).visit(Compare())
     assert checked > 10_000
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("self.parallel", ("self.parallel", True)),
+    ("not args.dp", ("args.dp", False)),
+    ("not cfg['model']['no_dis']", ("cfg[model][no_dis]", False)),
+    ("cfg['model'].get('no_dis', False)", ("cfg[model][no_dis]", True)),  # one key read two ways
+    ("cfg[key]", None),  # a key read at run time names no flag
+    ("cfg.get(key)", None),
+    ("use(x)", None),
+])
+def test_a_flag_test_names_the_flag_however_it_is_read(test, expected):
+    assert flag_test(cst.parse_expression(test)) == expected

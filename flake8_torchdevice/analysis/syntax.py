@@ -391,8 +391,25 @@ def flag_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
     value = True
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, value = test.expression, not value
-    subject = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+    subject = _flag_subject(test)
     return (subject, value) if subject is not None else None
+
+
+def _flag_subject(node: cst.BaseExpression) -> Optional[str]:
+    """`self.parallel`; `cfg["model"]["no_dis"]` and `cfg["model"].get("no_dis", False)`, one
+    key read two ways, as `cfg[model][no_dis]`."""
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        return dotted_name(node)
+    key: Optional[str] = None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key, inner = string_value(node.slice[0].slice.value), node.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
+            and 1 <= len(node.args) <= 2 and node.args[0].keyword is None:
+        key, inner = string_value(node.args[0].value), node.func.value
+    if key is None:
+        return None
+    outer = _flag_subject(inner)
+    return f"{outer}[{key}]" if outer is not None else None
 
 
 def tests_exclude(one: Sequence[Tuple[str, object]], other: Sequence[Tuple[str, object]]) -> bool:

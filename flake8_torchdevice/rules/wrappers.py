@@ -280,7 +280,8 @@ class WrapBeforeMove(Rule):
         # to the CPU for the wrap and back to its device after it, too late for DDP)
         # (a part of a module moved before is moved: `self.model.to(d)`, then `DataParallel(self.model.features)`)
         moved_before = key is not None and any(
-            moved in scope.moved and moved not in scope.notes.get("on the cpu", ()) and not self._moved_only_elsewhere(moved)
+            (moved in scope.moved or self._moved_under_the_same_tests(moved))
+            and moved not in scope.notes.get("on the cpu", ()) and not self._moved_only_elsewhere(moved)
             for moved in _this_or_its_owners(key))
         if distributed and moved_before:
             return
@@ -313,6 +314,15 @@ class WrapBeforeMove(Rule):
             return False
         arms, tests = rebound
         return exclusive_arms(arms, self.ctx.arms()) or tests_exclude(tests, self.ctx.tests())
+
+    def _moved_under_the_same_tests(self, key: str) -> bool:
+        """Was `key` moved in an `if` whose flags the wrap's `if`s test the same way
+        (`if not cfg["no_dis"]: netD = netD.to(d)`, later `if not cfg["no_dis"]: DDP(netD)`,
+        ProPainter's trainer): every path to the wrap went through the move."""
+        here = set(self.ctx.tests())
+        return any(target == key and tests and all(
+            isinstance(value, bool) and (name, value) in here for name, value in tests)
+            for target, tests in self.ctx.function_scope().notes.get("device move tests", ()))
 
     def _moved_only_elsewhere(self, key: str) -> bool:
         """Was `key` moved only in `if` arms that exclude where the wrap is, by the value of
@@ -488,6 +498,11 @@ class WrapBeforeMove(Rule):
                         from_call.discard(element)
                         on_cpu.discard(element)
                 continue
+            if not is_device_move(value) and same != key:
+                # a new module: the moves of the one this name held before say nothing of it
+                moves = scope.notes.get("device move tests")
+                if moves:
+                    moves[:] = [move for move in moves if move[0] != key]
             if not moves_to_cpu(value):
                 on_cpu.discard(key)  # a new module, or this one moved (`model = model.cuda()`)
             if same is not None and any(same in note for note in (constructed, handed_in, from_call)):
