@@ -4723,6 +4723,22 @@ def classification_metrics(confusion):
     assert tdv201(rebound) == [(4, 16, "TDV201"), (5, 13, "TDV201"), (6, 9, "TDV201")]
 
 
+def test_a_number_unpacked_from_a_shape_makes_a_0_dim_tensor():
+    # RAFT's correlation (blind sample of set 29): `dim` of `fmap1.shape` is a number
+    code = """import torch
+from torch import nn
+class Corr(nn.Module):
+    def forward(self, fmap1, fmap2):
+        batch, dim, ht, wd = fmap1.shape
+        corr = torch.matmul(fmap1.view(batch, dim, -1).transpose(1, 2), fmap2.view(batch, dim, -1))
+        return corr / torch.sqrt(torch.tensor(dim).float())
+"""
+    assert tdv201(code) == []
+    # a vector of that length is no number
+    shape = code.replace("torch.tensor(dim)", "torch.ones(dim)")
+    assert tdv201(shape) == [(7, 33, "TDV201")]
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

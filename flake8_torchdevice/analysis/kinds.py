@@ -278,6 +278,16 @@ _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|gen
                             r"scheduler|ckpt|checkpoint|url|id|spec)s?$)($|_|\d)", re.I)
 
 
+def _is_a_shape(value: cst.BaseExpression) -> bool:
+    """`x.shape`, `x.size()`, `x.shape[:2]`: a tuple of numbers."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        value = value.value
+    if isinstance(value, cst.Attribute):
+        return value.attr.value == "shape"
+    return isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+        and value.func.attr.value == "size"
+
+
 def names_a_model(node: cst.CSTNode) -> bool:
     """`model`, `self.encoder`, `policy_net`: a name that says it holds a network."""
     return isinstance(node, (cst.Name, cst.Attribute)) and bool(_MODEL_NAME_RE.search(last_identifier(node) or ""))
@@ -1111,6 +1121,10 @@ class ValueKinds:
                         self.bind(element.value, TENSOR, fixed, made=True)
                     else:
                         self.bind(element.value, None)
+            elif isinstance(target_node, (cst.Tuple, cst.List)) and _is_a_shape(node.value):
+                # `batch, dim, h, w = fmap.shape`: numbers (`torch.tensor(dim)` is 0-dim)
+                for element in target_node.elements:
+                    self.bind(element.value, NUMBER if isinstance(element.value, cst.Name) else None)
             elif isinstance(target_node, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call) \
                     and (positions := LIBRARY_TENSORS.get(self.ctx.resolve(node.value.func) or "")):
                 # `wav, sr = torchaudio.load(path)`: the parts a library function returns as tensors
