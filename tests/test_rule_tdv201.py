@@ -4739,6 +4739,22 @@ class Corr(nn.Module):
     assert tdv201(shape) == [(7, 33, "TDV201")]
 
 
+def test_a_buffer_registered_anew_then_moved_to_the_device_it_was_told():
+    # openmixup's vector quantizer (blind sample of set 29): the reset moves the new buffer itself
+    code = """import torch
+import torch.nn as nn
+class Quantizer(nn.Module):
+    def reset_cluster_size(self, device):
+        self.register_buffer("cluster_size", torch.zeros(self.num_tokens))
+        self.cluster_size = self.cluster_size.to(device)
+"""
+    assert tdv201(code) == []
+    # moved to the CPU, or another buffer moved: still a CPU buffer on a module in use
+    assert tdv201(code.replace(".to(device)", ".cpu()")) == [(5, 45, "TDV201")]
+    assert tdv201(code.replace("self.cluster_size = self.cluster_size.to(device)",
+                               "self.embed = self.embed.to(device)")) == [(5, 45, "TDV201")]
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

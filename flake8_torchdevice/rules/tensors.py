@@ -1627,6 +1627,19 @@ class FactoryWithoutDevice(Rule):
         return any(self.ctx.origins.is_input_tensor(arg.value, proven=True) and self.ctx.kinds.is_tensor(arg.value)
                    for arg in value.args if not arg.star)
 
+    def _buffer_moved_after(self, call: cst.Call) -> bool:
+        """`self.register_buffer("size", torch.zeros(n))`, then `self.size = self.size.to(device)`
+        in the same method (openmixup's `reset_cluster_size(self, device)`)."""
+        name = string_value(call.args[0].value) if call.args else None
+        function = self._frame.node
+        if name is None or not isinstance(function, cst.FunctionDef):
+            return False
+        key = f"self.{name}"
+        return any(isinstance(statement, cst.Assign) and is_device_move(statement.value)
+                   and not moves_to_cpu(statement.value) and move_target(statement.value) == key
+                   and any(dotted_name(t.target) == key for t in statement.targets)
+                   for statement in function_statements(function))
+
     def _registers_once_built(self, call: cst.Call) -> bool:
         """`self.register_buffer(...)` in a method of a module that runs after it was built,
         maybe moved (`init_state(self, shape)`): the buffer takes the tensor's device, not the
@@ -1754,7 +1767,8 @@ class FactoryWithoutDevice(Rule):
                 if met:
                     self._partner = met[0]
                     return BAD
-        if callee == "register_buffer" and positional[1:2] == [arg] and self._registers_once_built(call):
+        if callee == "register_buffer" and positional[1:2] == [arg] and self._registers_once_built(call) \
+                and not self._buffer_moved_after(call):
             return BAD  # `self.register_buffer(name, torch.zeros(shape))` in a reset: a CPU buffer now
         if qualified in VARIABLE or (
                 (qualified or "").startswith("torch.nn.init.") and positional_args(call)[:1] == [arg]):
