@@ -4755,6 +4755,40 @@ class Quantizer(nn.Module):
                                "self.embed = self.embed.to(device)")) == [(5, 45, "TDV201")]
 
 
+def test_a_cpu_tensor_written_at_indices_computed_from_the_inputs():
+    # d2l's multibox_target (set 29): CUDA indices into a CPU tensor raise; the matcher, which
+    # makes its own map without a device (reported there), was fixed in the same commit
+    code = """import torch
+def match_boxes(truth, anchors):
+    jaccard = box_iou(anchors, truth)
+    matched = torch.full((anchors.shape[0],), -1, dtype=torch.long)
+    best, index = torch.max(jaccard, dim=1)
+    keep = torch.nonzero(best >= 0.5).reshape(-1)
+    matched[keep] = index[best >= 0.5]
+    return matched
+def box_targets(anchors, labels, device="cpu"):
+    offsets, masks, classes = [], [], []
+    for i in range(labels.shape[0]):
+        label = labels[i, :, :]
+        matched = match_boxes(label[:, 1:], anchors)
+        mask = (matched >= 0).float().unsqueeze(-1).repeat(1, 4)
+        cls = torch.zeros(anchors.shape[0], dtype=torch.long)
+        boxes = torch.zeros((anchors.shape[0], 4), dtype=torch.float32)
+        hits = torch.nonzero(matched >= 0)
+        which = matched[hits]
+        cls[hits] = label[which, 0].long() + 1
+        boxes[hits] = label[which, 1:]
+        offsets.append((encode(anchors, boxes) * mask).reshape(-1))
+        masks.append(mask.reshape(-1))
+        classes.append(cls)
+    return [torch.stack(offsets).to(device), torch.stack(masks).to(device), torch.stack(classes).to(device)]
+"""
+    assert tdv201(code) == [(4, 14, "TDV201"), (15, 14, "TDV201"), (16, 16, "TDV201")]
+    # indices made here from sizes stay on the CPU with the tensor they write into
+    here = code.replace("torch.nonzero(matched >= 0)", "torch.arange(3)")
+    assert tdv201(here) == [(4, 14, "TDV201")]
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

@@ -1248,6 +1248,14 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, cst.AssignTarget):
                 assign = self.ctx.parent(depth + 1)
                 if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
+                        and self._indexes_by_tensor(child):
+                    index = next(e.slice.value for e in child.slice if isinstance(e.slice, cst.Index))
+                    if self._index_from_inputs_through_locals(index) and not self._is_new_cpu_tensor(index):
+                        # `labels[matched] = gt[idx, 0]` with `matched = torch.nonzero(iou > t)` of the
+                        # caller's boxes: CUDA indices into a CPU tensor raise (d2l's multibox_target)
+                        self._partner = index
+                        return BAD, None
+                if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
                         and (id(self._frame.node), key) not in self._dicts \
                         and (sensitive or self._frame.helper) and not moves_to_cpu(assign.value) \
                         and (self.ctx.origins.involves_input(assign.value) or self._computed_from_inputs(assign.value)):
@@ -1521,6 +1529,24 @@ class FactoryWithoutDevice(Rule):
                 return False
             node = node.func.value
         return True
+
+    def _index_from_inputs_through_locals(self, index: cst.BaseExpression, depth: int = 3) -> bool:
+        """`_is_index_from_input`, or a local computed (through at most `depth` bindings of this
+        function) from the inputs or by a function given them: `m = match(label, anchors)`,
+        `idx = torch.nonzero(m >= 0)`."""
+        if self._is_index_from_input(index):
+            return True
+        function = self._frame.node
+        if depth == 0 or not isinstance(function, cst.FunctionDef):
+            return False
+        names = {node.value for node in descendants(index) if isinstance(node, cst.Name)}
+        for statement in function_statements(function):
+            if isinstance(statement, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value in names for t in statement.targets):
+                value = statement.value
+                if self._computed_from_inputs(value) or self._index_from_inputs_through_locals(value, depth - 1):
+                    return True
+        return False
 
     def _is_index_from_input(self, index: cst.BaseExpression) -> bool:
         """A mask or index computed from the inputs (`x > 0`, `idx`), not arithmetic on
