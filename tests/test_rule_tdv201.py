@@ -4789,6 +4789,22 @@ def box_targets(anchors, labels, device="cpu"):
     assert tdv201(here) == [(4, 14, "TDV201")]
 
 
+def test_factories_a_comprehension_makes_are_followed():
+    # deepdow's Zoom layer (set 29): one CPU matrix per sample, stacked, sampled with the input
+    code = """import torch
+import torch.nn as nn
+class Zoom(nn.Module):
+    def forward(self, x, scale):
+        shift = 1 - scale
+        theta = torch.stack([torch.tensor([[1, 0, 0], [0, s, t]]) for s, t in zip(scale, shift)], dim=0)
+        grid = nn.functional.affine_grid(theta, x.shape)
+        return nn.functional.grid_sample(x, grid, align_corners=False)
+"""
+    assert tdv201(code) == [(6, 29, "TDV201")]
+    # stacked and moved to the input's device first
+    assert tdv201(code.replace(", dim=0)\n", ", dim=0).to(x.device)\n")) == []
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

@@ -1245,6 +1245,12 @@ class FactoryWithoutDevice(Rule):
             if isinstance(parent, (cst.List, cst.Tuple)):
                 child, depth = parent, depth + 1
                 continue
+            if isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is child \
+                    and isinstance(self.ctx.parent(depth + 1), cst.Arg):
+                # `torch.stack([torch.tensor([[1, 0, 0], [0, s, t]]) for s, t in zip(scale, shift)])`:
+                # the list holds one such tensor per item, for the call to join
+                child, depth = parent, depth + 1
+                continue
             if isinstance(parent, cst.AssignTarget):
                 assign = self.ctx.parent(depth + 1)
                 if key is not None and isinstance(child, cst.Subscript) and isinstance(assign, cst.Assign) \
