@@ -1741,6 +1741,9 @@ class Cell(nn.Module):
     ("get_initial_state", [(11, 15, "TDV201")]),
     ("zero_state", [(11, 15, "TDV201")]),
     ("begin_state", [(11, 15, "TDV201")]),
+    # mamba.py's jamba layers (set 29): a decoder's empty cache for a generation
+    ("get_empty_cache", [(11, 15, "TDV201")]),
+    ("init_kv_cache", [(11, 15, "TDV201")]),
     ("init_weights", []),  # a builder, run once
     ("init_hidden_layers", []),  # not a state: builds layers
     ("hidden_size", []),

@@ -50,12 +50,13 @@ INIT_TIME_NAME_RE = re.compile(_INIT_WORD + r"(?!ial(?!i))|reset_param|build|mak
 
 
 # Methods that make a recurrent network's state for a batch (`init_hidden(self, bsz)`,
-# `initial_state`, `zero_state`, `get_states(self, batch_size)`): named like setup, but called
-# per batch, beside the inputs.
+# `initial_state`, `zero_state`, `get_states(self, batch_size)`), or a decoder's cache for a
+# generation (`get_empty_cache(self, batch_size)`, `init_kv_cache`): named like setup, but
+# called per batch, beside the inputs.
 STATE_MAKER_RE = re.compile(
     r"^_*(?:get_?(?:(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?)?"
     r"|(?:init|initial|zero|zeros|begin|start|reset|new|empty|default)_?)"
-    r"(?:rnn_?|lstm_?|gru_?)?(?:hidden|state|memory|mem|carry|cell)(?:_?(?:state|cell))?s?"
+    r"(?:rnn_?|lstm_?|gru_?|kv_?)?(?:hidden|state|memory|mem|carry|cell|cache)(?:_?(?:state|cell))?s?"
     r"(?:_(?:with|for|like|from)(?:_[a-z0-9]+)*)?$", re.I)  # `init_state_with_shape(self, shape)`
 
 
