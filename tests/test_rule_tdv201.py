@@ -4808,6 +4808,32 @@ class Zoom(nn.Module):
     assert tdv201(code.replace(", dim=0)\n", ", dim=0).to(x.device)\n")) == []
 
 
+def test_a_generator_made_for_a_device_wants_its_tensors_there():
+    # torch refuses a generator of another device than the tensor's
+    code = """import torch
+def draw_noise(shape, seed):
+    g = torch.Generator(get_device())
+    g.manual_seed(seed)
+    noise = torch.randn(shape, generator=g)
+    return noise.mean()
+"""
+    assert tdv201(code) == [(5, 12, "TDV201")]
+    # the default generator, or one made for the CPU, makes CPU tensors on purpose
+    assert tdv201(code.replace("torch.Generator(get_device())", "torch.Generator()")) == []
+    assert tdv201(code.replace("torch.Generator(get_device())", "torch.Generator('cpu')")) == []
+    # hypernet_morl's weight sampler (set 29): the mean of `torch.normal` with the class's generator
+    sampler = """import torch
+class WeightSampler:
+    def __init__(self, reward_dim, device):
+        self._device = device
+        self._generator = torch.Generator(self._device)
+    def sample(self, n):
+        samples = torch.normal(torch.zeros(n, self._reward_dim), generator=self._generator)
+        return samples / torch.norm(samples, dim=1, keepdim=True)
+"""
+    assert tdv201(sampler) == [(7, 31, "TDV201")]
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

@@ -753,6 +753,12 @@ class FactoryWithoutDevice(Rule):
                 return  # `torch.as_tensor(value)` of what may be a tensor keeps its device
         self._stacks[id(node)] = tuple(self.ctx.stack)  # where the fix's device must exist
         self._bound_before[id(node)] = frozenset(self.ctx.function_scope().bindings)
+        generator = keyword(node, "generator")
+        if generator is not None and self._generator_on_a_device(generator.value):
+            # `torch.randn(shape, generator=g)` of `g = torch.Generator(device)`: torch refuses a
+            # generator of another device than the tensor's
+            self._report(node, generator.value)
+            return
         self._follow(node, node)
         carrier = self._carriers.get(id(node))
         if carrier is not None:
@@ -1659,6 +1665,24 @@ class FactoryWithoutDevice(Rule):
         return any(self.ctx.origins.is_input_tensor(arg.value, proven=True) and self.ctx.kinds.is_tensor(arg.value)
                    for arg in value.args if not arg.star)
 
+    def _generator_on_a_device(self, value: cst.BaseExpression) -> bool:
+        """`g` of `g = torch.Generator(device)` in this function, or `self._gen` of
+        `self._gen = torch.Generator(self._device)` in the class: a generator made for a device
+        chosen at run time (not the default CPU one, nor `torch.Generator("cpu")`)."""
+        key = dotted_name(value)
+        if key is None:
+            return False
+        made: List[cst.BaseExpression] = []
+        if key.startswith("self.") and self.ctx.current_class is not None:
+            made = [a.value for a in self.ctx.current_class.assignments if f"self.{a.name}" == key]
+        elif isinstance(self._frame.node, cst.FunctionDef):
+            made = [statement.value for statement in function_statements(self._frame.node)
+                    if isinstance(statement, cst.Assign) and any(dotted_name(t.target) == key for t in statement.targets)]
+        return bool(made) and all(
+            isinstance(v, cst.Call) and self.ctx.resolve(v.func) == "torch.Generator"
+            and (device := first_argument(v, "device")) is not None and not _names_the_cpu(device)
+            for v in made)
+
     def _buffer_moved_after(self, call: cst.Call) -> bool:
         """`self.register_buffer("size", torch.zeros(n))`, then `self.size = self.size.to(device)`
         in the same method (openmixup's `reset_cluster_size(self, device)`)."""
@@ -1882,6 +1906,13 @@ class FactoryWithoutDevice(Rule):
                 self._partner = met[0]
                 return BAD
             return NEUTRAL
+        generator = keyword(call, "generator")
+        if generator is not None and arg is not generator and arg in positional[:1] \
+                and self._generator_on_a_device(generator.value):
+            # `torch.normal(torch.zeros(n, d), generator=self._generator)` of a generator made
+            # for a device: the mean is on the CPU (hypernet_morl's weight sampler)
+            self._partner = generator.value
+            return BAD
         if arg.keyword is not None and arg.keyword.value in ("generator", "dtype", "size"):
             return NEUTRAL
         if _names_lengths(arg) and (self.ctx.kinds.is_module(call.func) or self.ctx.origins.is_on_device(call.func)
@@ -2329,6 +2360,13 @@ def _reads_self_attribute(function: cst.FunctionDef, name: str) -> bool:
                 and isinstance(node.value, cst.Name) and node.value.value == "self":
             return True
     return False
+
+
+def _names_the_cpu(device: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`."""
+    if isinstance(device, cst.Call) and device.args:
+        device = device.args[0].value
+    return (string_value(device) or "").lower() == "cpu"
 
 
 # Wrappers a loop iterates through that hand out the items they are given.
