@@ -4834,6 +4834,30 @@ class WeightSampler:
     assert tdv201(sampler) == [(7, 31, "TDV201")]
 
 
+def test_a_test_case_runs_each_test_on_a_new_instance():
+    # PyTorch-VAE's tests (blind sample of set 29): unittest builds a new TestCase per test, so
+    # `test_sample`'s `self.model.cuda()` leaves `test_forward`'s model on the CPU
+    code = """import torch
+import unittest
+class TestVAE(unittest.TestCase):
+    def setUp(self):
+        self.model = VAE(3, 10)
+    def test_forward(self):
+        x = torch.randn(16, 3, 64, 64)
+        y = self.model(x)
+    def test_sample(self):
+        self.model.cuda()
+        y = self.model.sample(144, 0)
+"""
+    assert tdv201(code) == []
+    # moved by this test, or by setUp before every test: on the GPU here
+    here = code.replace("        x = torch.randn(16, 3, 64, 64)\n",
+                        "        self.model.cuda()\n        x = torch.randn(16, 3, 64, 64)\n")
+    assert tdv201(here) == [(8, 12, "TDV201")]
+    setup = code.replace("VAE(3, 10)\n", "VAE(3, 10).cuda()\n")
+    assert tdv201(setup) == [(7, 12, "TDV201")]
+
+
 def test_a_pair_handed_to_a_plotter_is_read_on_the_host():
     # pytracking's DiMP: `self.visdom.register((self.losses, torch.arange(n)), 'lineplot')` plots
     # the losses against CPU step numbers

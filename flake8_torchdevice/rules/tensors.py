@@ -503,7 +503,12 @@ class FactoryWithoutDevice(Rule):
                     text_of: Callable[[ast.AST], str] = ast.unparse,
                     makes_tensor: Optional[Callable[[str], bool]] = None) -> bool:
         """Fast path: a state maker (`init_hidden`) stores its state on `self`, which forward
-        reads: forward is kept whole, though it names no factory (`_state_forward_reads`)."""
+        reads: forward is kept whole, though it names no factory (`_state_forward_reads`); a
+        `unittest.TestCase` with a `setUp`, which may move what each test uses (`_fresh_in_each_test`)."""
+        if any(isinstance(base, (ast.Name, ast.Attribute)) and (ast_dotted_name(base) or "").endswith("TestCase")
+               for base in node.bases) and any(isinstance(m, ast.FunctionDef) and m.name in ("setUp", "setup_method")
+                                               for m in node.body):
+            return True
         makers = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
                   and STATE_MAKER_RE.match(m.name) and "self." in text_of(m)]
         if not makers:
@@ -1920,7 +1925,8 @@ class FactoryWithoutDevice(Rule):
             # `model(x, input_lengths, y)`, `ctc_loss(lp, y, input_lengths, target_lengths)`: sequence
             # lengths go to `pack_padded_sequence`, which wants them on the CPU, or are read as sizes
             return NEUTRAL
-        if self.ctx.origins.is_on_device(call.func):
+        if self.ctx.origins.is_on_device(call.func) and not (
+                self.ctx.current_function is not None and self._fresh_in_each_test(call.func, self.ctx.current_function)):
             return BAD  # a module already on the device gets a CPU input: net(torch.tensor([...]))
         # (`model(input_ids=ids, labels=torch.zeros(1, 1))` of a parameter named for a network: its
         # other inputs, on the device, say where it runs)
@@ -2048,6 +2054,8 @@ class FactoryWithoutDevice(Rule):
             return info is not None and info.is_module and function.name.value != "__init__"
         if self._parallel_wrapper(func) or kinds.kind_of(func) not in (MODULE, None):
             return False
+        if self._fresh_in_each_test(func, function):
+            return False
         a_model = surely_a_model or kinds.is_known_module(func)
         if a_model and self.ctx.origins.is_on_device(func):
             return True
@@ -2057,6 +2065,21 @@ class FactoryWithoutDevice(Rule):
         # (not one whose results the function reads with `.numpy()` and no `.cpu()`: it runs the
         # model on the CPU, face.evoLVe's `run_first_stage`)
         return handed_in is not None and not _reads_arrays_on_the_host(function) and (a_model or names_a_model(func)) and not _moved_to_cpu_in(function, handed_in)
+
+    def _fresh_in_each_test(self, func: cst.CSTNode, function: cst.FunctionDef) -> bool:
+        """`self.model` in a test method of a `unittest.TestCase`, which runs each test on a new
+        instance: another test's `self.model.cuda()` moved another instance's model
+        (PyTorch-VAE's tests, blind sample of set 29). Unless this test or `setUp` moves it."""
+        info, key = self.ctx.current_class, self_attribute_key(func)
+        if info is None or key is None or not function.name.value.startswith("test") \
+                or not any((last_identifier(base.value) or "").endswith("TestCase") for base in info.node.bases):
+            return False
+        placing = [function] + [m for m in info.node.body.body
+                                if isinstance(m, cst.FunctionDef) and m.name.value in ("setUp", "setup_method")]
+        return not any((isinstance(node, cst.Call) and move_target(node) == key) or (
+            isinstance(node, cst.Assign) and is_device_move(node.value) and not moves_to_cpu(node.value)
+            and any(dotted_name(t.target) == key for t in node.targets))  # `self.model = Net().cuda()`
+            for method in placing for node in descendants(method))
 
     def _own_method_given_no_input(self, call: cst.Call, arg: cst.Arg) -> bool:
         """`self.<method>(...)` of a method the class (or a base in the file) defines, none of
