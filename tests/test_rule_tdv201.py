@@ -3440,6 +3440,23 @@ def dynamic_slice(x, starts, sizes):
                                "x[torch.tensor(range(start, start + size))]")) == []
 
 
+def test_cpu_indices_beside_device_indices_index_a_device_tensor():
+    # ultralytics' denoising groups: CPU positions made by a comprehension, with the batch
+    # indices of the labels, index a padding tensor on the labels' device
+    code = """import torch
+def denoising_group(labels, groups, values):
+    rows = labels.nonzero()[:, 0]
+    cols = torch.cat([torch.tensor(range(n), dtype=torch.long) for n in groups])
+    padding = torch.zeros(len(groups), 8, device=labels.device)
+    padding[(rows, cols)] = values
+    return padding
+"""
+    assert tdv201(code) == []
+    # joined with them in a tuple that is no index, it is a pair of two devices
+    assert tdv201(code.replace("padding[(rows, cols)] = values", "padding = torch.stack((rows, cols))")) \
+        == [(4, 22, "TDV201")]
+
+
 def test_a_part_of_an_input_joined_with_a_new_tensor():
     # autonomous-learning-library's TimeFeature: `state.features` of the observation handed in
     # is the tensor, and the remedy names its device

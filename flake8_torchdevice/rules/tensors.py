@@ -1212,6 +1212,8 @@ class FactoryWithoutDevice(Rule):
                 continue
             if isinstance(parent, (cst.Element, cst.StarredElement)):
                 container = self.ctx.parent(depth + 1)
+                if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Index):
+                    return NEUTRAL, None  # `t[(rows, cols)]`: CPU index tensors index a tensor on any device
                 if isinstance(container, cst.Tuple) and isinstance(self.ctx.parent(depth + 2), cst.Return):
                     position = container.elements.index(parent)
                     bundled.extend(e.value for e in container.elements if e is not parent)
