@@ -4807,6 +4807,9 @@ def box_targets(anchors, labels, device="cpu"):
     # indices made here from sizes stay on the CPU with the tensor they write into
     here = code.replace("torch.nonzero(matched >= 0)", "torch.arange(3)")
     assert tdv201(here) == [(4, 14, "TDV201")]
+    # ... and so do indices taken to the host (sleap-nn's ranking: NumPy's argsort of `.cpu().numpy()`)
+    host = code.replace("torch.nonzero(matched >= 0)", "torch.as_tensor(np.argsort(matched.cpu().numpy()))")
+    assert tdv201("import numpy as np\n" + host) == [(5, 14, "TDV201")]
 
 
 def test_factories_a_comprehension_makes_are_followed():

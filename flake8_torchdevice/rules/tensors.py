@@ -1563,9 +1563,18 @@ class FactoryWithoutDevice(Rule):
             if isinstance(statement, cst.Assign) and any(
                     isinstance(t.target, cst.Name) and t.target.value in names for t in statement.targets):
                 value = statement.value
+                if self._taken_to_the_host(value):
+                    continue  # `order = np.argsort(scores.cpu().numpy())`: host data, whatever it came from
                 if self._computed_from_inputs(value) or self._index_from_inputs_through_locals(value, depth - 1):
                     return True
         return False
+
+    def _taken_to_the_host(self, value: cst.BaseExpression) -> bool:
+        """Does computing `value` take a tensor to the host (`.cpu()`, `.numpy()`, `.tolist()`,
+        `.item()`) or compute with NumPy?"""
+        return any(isinstance(node, cst.Call) and (
+            method_call(node, "cpu", "numpy", "tolist", "item") is not None
+            or (self.ctx.resolve(node.func) or "").startswith("numpy.")) for node in descendants(value))
 
     def _is_index_from_input(self, index: cst.BaseExpression) -> bool:
         """A mask or index computed from the inputs (`x > 0`, `idx`), not arithmetic on
