@@ -4810,6 +4810,27 @@ def box_targets(anchors, labels, device="cpu"):
     # ... and so do indices taken to the host (sleap-nn's ranking: NumPy's argsort of `.cpu().numpy()`)
     host = code.replace("torch.nonzero(matched >= 0)", "torch.as_tensor(np.argsort(matched.cpu().numpy()))")
     assert tdv201("import numpy as np\n" + host) == [(5, 14, "TDV201")]
+    # ... or taken by a loop over host data (cornac's sampler: `for sid in ids.cpu().numpy():`)
+    loop = """import torch
+import dgl
+class Sampler(dgl.dataloading.NeighborSampler):
+    def sample(self, g, exclude_eids):
+        u, v = g.find_edges(exclude_eids)
+        sid = g.edata["sid"][exclude_eids].to(u.device)
+        mask = torch.ones(len(self.sid_aos))
+        mask[sid] = 0
+        picked = [mask]
+        for sid in g.edata["sid"][exclude_eids].cpu().numpy():
+            aosid = self.sid_aos[sid]
+            aosid = aosid[torch.randperm(len(aosid))[0]]
+            probability = torch.ones(len(self.aos_probabilities))
+            probability[aosid] = 0
+            exclude = torch.cat([self.sid_aos[i] for i in self.exclude_sids[sid]])
+            probability[exclude] = 0
+            picked.append(torch.multinomial(probability, 1))
+        return picked
+"""
+    assert tdv201(loop) == [(7, 15, "TDV201")]  # (the mask written at the device's ids is one)
 
 
 def test_factories_a_comprehension_makes_are_followed():

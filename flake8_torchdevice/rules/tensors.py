@@ -1553,12 +1553,14 @@ class FactoryWithoutDevice(Rule):
         """`_is_index_from_input`, or a local computed (through at most `depth` bindings of this
         function) from the inputs or by a function given them: `m = match(label, anchors)`,
         `idx = torch.nonzero(m >= 0)`."""
+        function = self._frame.node
+        names = {node.value for node in descendants(index) if isinstance(node, cst.Name)}
+        if isinstance(function, cst.FunctionDef) and names & self._host_loop_targets(function):
+            return False  # `for sid in g.edata["sid"].cpu().numpy():` ... `p[table[sid]] = 0`
         if self._is_index_from_input(index):
             return True
-        function = self._frame.node
         if depth == 0 or not isinstance(function, cst.FunctionDef):
             return False
-        names = {node.value for node in descendants(index) if isinstance(node, cst.Name)}
         for statement in function_statements(function):
             if isinstance(statement, cst.Assign) and any(
                     isinstance(t.target, cst.Name) and t.target.value in names for t in statement.targets):
@@ -1568,6 +1570,12 @@ class FactoryWithoutDevice(Rule):
                 if self._computed_from_inputs(value) or self._index_from_inputs_through_locals(value, depth - 1):
                     return True
         return False
+
+    def _host_loop_targets(self, function: cst.FunctionDef) -> Set[str]:
+        """The names loops of `function` take from data on the host (`for sid in ids.cpu().numpy():`)."""
+        return {node.value for statement in function_statements(function)
+                if isinstance(statement, cst.For) and self._taken_to_the_host(statement.iter)
+                for node in descendants(statement.target) if isinstance(node, cst.Name)}
 
     def _taken_to_the_host(self, value: cst.BaseExpression) -> bool:
         """Does computing `value` take a tensor to the host (`.cpu()`, `.numpy()`, `.tolist()`,
