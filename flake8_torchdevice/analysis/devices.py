@@ -57,11 +57,16 @@ def moves_to_cpu(node: cst.CSTNode) -> bool:
         return False
     assert isinstance(node, cst.Call)
     device = first_argument(node, "device")
+    return device is not None and names_the_cpu(device)
+
+
+def names_the_cpu(device: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`, or a name for the host (`host`, `cpu_device`)."""
     if isinstance(device, (cst.Name, cst.Attribute)) and (last_identifier(device) or "").lower() in _HOST_DEVICE_NAMES:
         return True
     if isinstance(device, cst.Call) and dotted_name(device.func) in ("torch.device", "device") and device.args:
         device = device.args[0].value
-    text = string_value(device) if device is not None else None
+    text = string_value(device)
     return text is not None and text.strip().lower() == "cpu"
 
 

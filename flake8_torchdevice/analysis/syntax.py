@@ -6,7 +6,7 @@ import ast
 import dataclasses
 import re
 from collections import deque
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -131,6 +131,13 @@ def function_statements(function: cst.FunctionDef, in_order: bool = False) -> It
         nested = [child for child in children(node)
                   if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression))]
         stack.extend(reversed(nested) if in_order else nested)
+
+
+def assigned_values(function: cst.FunctionDef, names: AbstractSet[str]) -> List[cst.BaseExpression]:
+    """The values `function`'s own assignments bind to any of `names` (dotted: `x`, `self.gen`),
+    in no particular order: `x = a` and `x = y = b` give `a` and `b`."""
+    return [statement.value for statement in function_statements(function) if isinstance(statement, cst.Assign)
+            and any(dotted_name(target.target) in names for target in statement.targets)]
 
 
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -24,12 +24,12 @@ from ..analysis import (
 )
 from ..analysis.classes import (REGISTERING_CONSTRUCTORS, STATE_MAKER_RE, AttributeAssignment, ClassInfo,
                                 follows_own_device, remakes_state)
-from ..analysis.devices import is_device_move, is_device_name, move_target, moves_to_cpu
+from ..analysis.devices import is_device_move, is_device_name, move_target, moves_to_cpu, names_the_cpu
 from ..analysis.origins import (NEUTRAL_CALLEES, SAME_TENSOR_ATTRIBUTES, SIZE_ATTRIBUTES, FunctionOrigins,
                                 is_data_pipeline_name, is_tensor_op, names_read, tensor_expression_root)
 from ..analysis.project import SAME_KIND_METHODS, returns_tensor
-from ..analysis.syntax import (ast_definitions, ast_dotted_name, ast_statements, defaults_to_none, descendants,
-                               exclusive_arms, first_argument, flag_test, function_statements,
+from ..analysis.syntax import (assigned_values, ast_definitions, ast_dotted_name, ast_statements, defaults_to_none,
+                               descendants, exclusive_arms, first_argument, flag_test, function_statements,
                                is_static_or_class_method, self_attribute_key, tests_exclude, walk_ast)
 from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, MODULE, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
                               TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
@@ -1561,14 +1561,11 @@ class FactoryWithoutDevice(Rule):
             return True
         if depth == 0 or not isinstance(function, cst.FunctionDef):
             return False
-        for statement in function_statements(function):
-            if isinstance(statement, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value in names for t in statement.targets):
-                value = statement.value
-                if self._taken_to_the_host(value):
-                    continue  # `order = np.argsort(scores.cpu().numpy())`: host data, whatever it came from
-                if self._computed_from_inputs(value) or self._index_from_inputs_through_locals(value, depth - 1):
-                    return True
+        for value in assigned_values(function, names):
+            if self._taken_to_the_host(value):
+                continue  # `order = np.argsort(scores.cpu().numpy())`: host data, whatever it came from
+            if self._computed_from_inputs(value) or self._index_from_inputs_through_locals(value, depth - 1):
+                return True
         return False
 
     def _host_loop_targets(self, function: cst.FunctionDef) -> Set[str]:
@@ -1700,11 +1697,10 @@ class FactoryWithoutDevice(Rule):
         if key.startswith("self.") and self.ctx.current_class is not None:
             made = [a.value for a in self.ctx.current_class.assignments if f"self.{a.name}" == key]
         elif isinstance(self._frame.node, cst.FunctionDef):
-            made = [statement.value for statement in function_statements(self._frame.node)
-                    if isinstance(statement, cst.Assign) and any(dotted_name(t.target) == key for t in statement.targets)]
+            made = assigned_values(self._frame.node, {key})
         return bool(made) and all(
             isinstance(v, cst.Call) and self.ctx.resolve(v.func) == "torch.Generator"
-            and (device := first_argument(v, "device")) is not None and not _names_the_cpu(device)
+            and (device := first_argument(v, "device")) is not None and not names_the_cpu(device)
             for v in made)
 
     def _buffer_moved_after(self, call: cst.Call) -> bool:
@@ -1715,10 +1711,8 @@ class FactoryWithoutDevice(Rule):
         if name is None or not isinstance(function, cst.FunctionDef):
             return False
         key = f"self.{name}"
-        return any(isinstance(statement, cst.Assign) and is_device_move(statement.value)
-                   and not moves_to_cpu(statement.value) and move_target(statement.value) == key
-                   and any(dotted_name(t.target) == key for t in statement.targets)
-                   for statement in function_statements(function))
+        return any(is_device_move(value) and not moves_to_cpu(value) and move_target(value) == key
+                   for value in assigned_values(function, {key}))
 
     def _registers_once_built(self, call: cst.Call) -> bool:
         """`self.register_buffer(...)` in a method of a module that runs after it was built,
@@ -2402,13 +2396,6 @@ def _reads_self_attribute(function: cst.FunctionDef, name: str) -> bool:
                 and isinstance(node.value, cst.Name) and node.value.value == "self":
             return True
     return False
-
-
-def _names_the_cpu(device: cst.BaseExpression) -> bool:
-    """`"cpu"`, `torch.device("cpu")`."""
-    if isinstance(device, cst.Call) and device.args:
-        device = device.args[0].value
-    return (string_value(device) or "").lower() == "cpu"
 
 
 # Wrappers a loop iterates through that hand out the items they are given.
@@ -3973,6 +3960,5 @@ def _placed_on_its_way(value: cst.BaseExpression, method: Optional[cst.FunctionD
         node = node.func.value
     if method is None or not isinstance(node, cst.Name) or node is value:
         return False
-    bound = [statement.value for statement in function_statements(method) if isinstance(statement, cst.Assign)
-             and any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in statement.targets)]
+    bound = assigned_values(method, {node.value})
     return bool(bound) and all(_placed_on_its_way(v) for v in bound)
