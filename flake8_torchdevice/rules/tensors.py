@@ -552,6 +552,7 @@ class FactoryWithoutDevice(Rule):
         # tensors filled with numbers taken to the host (`.item()`): a summary kept there on purpose
         self._host_filled: Set[Tuple[int, str]] = set()
         self._host_numbers_of: Dict[int, Set[str]] = {}  # function -> its locals of host numbers
+        self._host_loops_of: Dict[int, Set[str]] = {}  # function -> the names its loops take from the host
         # (function, name) of the dicts a function built that hold a CPU tensor (`x["spkr"] = t`):
         # filled with other values, a dict is no tensor filled with results
         self._dicts: Set[Tuple[int, str]] = set()
@@ -1569,10 +1570,15 @@ class FactoryWithoutDevice(Rule):
         return False
 
     def _host_loop_targets(self, function: cst.FunctionDef) -> Set[str]:
-        """The names loops of `function` take from data on the host (`for sid in ids.cpu().numpy():`)."""
-        return {node.value for statement in function_statements(function)
+        """The names loops of `function` take from data on the host (`for sid in ids.cpu().numpy():`);
+        asked once per function."""
+        found = self._host_loops_of.get(id(function))
+        if found is None:
+            found = self._host_loops_of[id(function)] = {
+                node.value for statement in function_statements(function)
                 if isinstance(statement, cst.For) and self._taken_to_the_host(statement.iter)
                 for node in descendants(statement.target) if isinstance(node, cst.Name)}
+        return found
 
     def _taken_to_the_host(self, value: cst.BaseExpression) -> bool:
         """Does computing `value` take a tensor to the host (`.cpu()`, `.numpy()`, `.tolist()`,
