@@ -278,6 +278,14 @@ _MODEL_NAME_RE = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|gen
                             r"scheduler|ckpt|checkpoint|url|id|spec)s?$)($|_|\d)", re.I)
 
 
+def _moved_name(node: cst.CSTNode) -> Optional[str]:
+    """`x` of `x.cuda()` or `x.to(...)`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to") \
+            and isinstance(node.func.value, cst.Name):
+        return node.func.value.value
+    return None
+
+
 def _is_a_shape(value: cst.BaseExpression) -> bool:
     """`x.shape`, `x.size()`, `x.shape[:2]`: a tuple of numbers."""
     if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
@@ -293,9 +301,10 @@ def names_a_model(node: cst.CSTNode) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute)) and bool(_MODEL_NAME_RE.search(last_identifier(node) or ""))
 
 
-_LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
+# Wrappers a loop iterates through, handing out what they are given (`tqdm(loader)`).
+LOOP_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "progress_bar", "track"})
 # ... of which those that yield the batches themselves (not `(i, batch)` pairs)
-_BATCH_ITERATORS = _LOOP_WRAPPERS - {"enumerate"}
+_BATCH_ITERATORS = LOOP_WRAPPERS - {"enumerate"}
 
 
 def _is_builtin_call(node: cst.CSTNode, name: str) -> bool:
@@ -1187,7 +1196,7 @@ class ValueKinds:
     def _bind_loop_targets(self, node: cst.For) -> None:
         # bound before the body runs; `for x, y in loader:` unpacks a batch of tensors
         target, iterable = node.target, node.iter
-        while isinstance(iterable, cst.Call) and last_identifier(iterable.func) in _LOOP_WRAPPERS \
+        while isinstance(iterable, cst.Call) and last_identifier(iterable.func) in LOOP_WRAPPERS \
                 and iterable.args:
             if last_identifier(iterable.func) == "enumerate":
                 if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
@@ -1321,8 +1330,7 @@ class ValueKinds:
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        moved = func.value.value if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") \
-            and isinstance(func.value, cst.Name) else None
+        moved = _moved_name(node)
         called = func.value if isinstance(func, cst.Name) else None
         if moved is not None or called is not None:
             facts = self.facts()
@@ -1396,11 +1404,9 @@ class ValueKinds:
             # (PyG's `Data` goes to the model whole and moves in place)
             for arg in args:
                 # (also `model(x.cuda())`: what is moved on its way in)
-                value = arg.value.func.value if isinstance(arg.value, cst.Call) \
-                    and isinstance(arg.value.func, cst.Attribute) and arg.value.func.attr.value in ("cuda", "to") \
-                    and isinstance(arg.value.func.value, cst.Name) else arg.value
-                if isinstance(value, cst.Name) and arg.star == "" and not self.is_batch(value.value):
-                    self.facts().module_inputs.add(value.value)
+                name = _moved_name(arg.value) or (arg.value.value if isinstance(arg.value, cst.Name) else None)
+                if name is not None and arg.star == "" and not self.is_batch(name):
+                    self.facts().module_inputs.add(name)
 
     def is_known_module(self, func: cst.CSTNode) -> bool:
         """A module by its kind, or by what this function does with it (`model.eval()`)."""

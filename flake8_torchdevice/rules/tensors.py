@@ -31,8 +31,8 @@ from ..analysis.project import SAME_KIND_METHODS, returns_tensor
 from ..analysis.syntax import (assigned_values, ast_definitions, ast_dotted_name, ast_statements, defaults_to_none,
                                descendants, exclusive_arms, first_argument, flag_test, function_statements,
                                is_static_or_class_method, self_attribute_key, tests_exclude, walk_ast)
-from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, MODULE, NOT_TENSOR_METHODS, NUMBER, TENSOR, TENSOR_FUNCTIONS,
-                              TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
+from ..analysis.kinds import (FACTORIES, LEGACY_TENSOR_TYPES, LOOP_WRAPPERS, MODULE, NOT_TENSOR_METHODS, NUMBER,
+                              TENSOR, TENSOR_FUNCTIONS, TENSOR_ONLY_METHODS, TENSOR_OPERAND_NAMES, TO_PYTHON, VARIABLE, changes_dtype_only,
                               input_tensor_operand, names_a_model, subscript_key, tensor_operands)
 from .base import CallTrigger, Fix, Rule, device_for_fix, is_tensor_parameter, trigger_union
 
@@ -2405,7 +2405,7 @@ def _reads_self_attribute(function: cst.FunctionDef, name: str) -> bool:
 
 
 # Wrappers a loop iterates through that hand out the items they are given.
-_ITEM_WRAPPERS = frozenset({"tqdm", "enumerate", "reversed", "iter", "list"})
+_ITEM_WRAPPERS = LOOP_WRAPPERS | {"reversed", "list"}
 
 
 def _iterated_by_a_loop(node: cst.CSTNode, parent: Optional[cst.CSTNode], grandparent: Optional[cst.CSTNode],
